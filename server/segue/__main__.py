@@ -1,0 +1,3 @@
+from segue.cli import main
+
+raise SystemExit(main())

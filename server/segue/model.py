@@ -1,0 +1,192 @@
+"""Runtime-neutral data: sessions, transcript steps and brief facts.
+
+No I/O here. Every reader in `segue.stores` produces these objects, and every surface (CLI, language
+server, extension) sees them through `to_json`, so there is exactly one JSON shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+RUNTIMES: tuple[str, ...] = ("claude", "codex", "opencode", "cline")
+Runtime = Literal["claude", "codex", "opencode", "cline"]
+
+# Why a session cannot be reopened by its own runtime's CLI (null when it can).
+RESUME_BLOCKERS = ("subagent", "not_in_store", "cli_cannot_reopen")
+
+StepKind = Literal["request", "message", "command", "edit", "tool", "subagent"]
+STEP_KINDS: tuple[str, ...] = ("request", "message", "command", "edit", "tool", "subagent")
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds -> ISO 8601 UTC with milliseconds and `Z` (the JSON contract)."""
+    if ts is None:
+        return None
+    dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_time(value: Any) -> float | None:
+    """Accept what the stores hold (ISO strings, epoch s or ms) and return epoch seconds, or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        v = float(value)
+        if v > 1e14:  # microseconds
+            return v / 1e6
+        if v > 1e11:  # milliseconds
+            return v / 1e3
+        return v if v > 0 else None
+    if isinstance(value, str) and value:
+        s = value.strip()
+        if s.isdigit():
+            return parse_time(int(s))
+        if s.endswith("Z"):
+            s = s[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(s)
+        except ValueError:
+            return None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    return None
+
+
+@dataclass
+class Continues:
+    """The session another one was started from, found via the handoff marker in its first prompt."""
+
+    runtime: str
+    id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "id": self.id}
+
+
+@dataclass
+class Session:
+    """One resumable (or once-resumable) session as listing sees it.
+
+    Times are epoch seconds internally; `to_json` renders the contract's ISO form.
+    """
+
+    runtime: str
+    id: str
+    store_path: str
+    title: str | None = None
+    first_request: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    started_at: float | None = None
+    updated_at: float | None = None
+    model: str | None = None
+    parent_id: str | None = None
+    resumable: bool = True
+    resume_blocker: str | None = None
+    live: bool = False
+    problems: list[str] = field(default_factory=list)
+    # Filled by services, not by readers:
+    continues: Continues | None = None
+    handed_off: dict[str, Any] | None = None
+    subagent_count: int = 0
+    # Reader-private locator (e.g. a DB row's source, a messages path); not part of the JSON contract.
+    locator: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.runtime}:{self.id}"
+
+    @property
+    def sort_time(self) -> float:
+        return self.updated_at or self.started_at or 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "runtime": self.runtime,
+            "id": self.id,
+            "title": self.title,
+            "first_request": self.first_request,
+            "cwd": self.cwd,
+            "branch": self.branch or None,
+            "started_at": iso(self.started_at),
+            "updated_at": iso(self.updated_at),
+            "model": self.model,
+            "parent_id": self.parent_id,
+            "resumable": self.resumable,
+            "resume_blocker": self.resume_blocker,
+            "live": self.live,
+            "handed_off": self.handed_off,
+            "continues": self.continues.to_json() if self.continues else None,
+            "subagent_count": self.subagent_count,
+            "store_path": self.store_path,
+            "problems": list(self.problems),
+        }
+
+    # The listing cache stores sessions in this lossless form (times stay numeric).
+    def to_cache(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("handed_off", None)
+        d.pop("subagent_count", None)
+        return d
+
+    @classmethod
+    def from_cache(cls, d: dict[str, Any]) -> Session:
+        d = dict(d)
+        cont = d.pop("continues", None)
+        s = cls(**d)
+        s.continues = Continues(**cont) if cont else None
+        return s
+
+
+@dataclass
+class Step:
+    """One piece of transcript activity, in order, as a brief needs it.
+
+    kind: request (the user's own words), message (agent text), command (a shell command: `text` is the
+    command, `exit_code` its code, None when unknown), edit (a file change: `path`, line counts when the
+    store has them), tool (any other tool call, `text` = "name: short input"), subagent (a spawned agent:
+    `text` its task, `ref` the child session id when known).
+    Readers leave out reasoning, file reads and injected context.
+    """
+
+    kind: StepKind
+    text: str = ""
+    at: float | None = None
+    exit_code: int | None = None
+    path: str | None = None
+    added: int | None = None
+    removed: int | None = None
+    ref: str | None = None
+    output: str | None = None  # a short tail of a command's output, when the store has it
+
+
+@dataclass
+class ReadStats:
+    """Counters a reader fills while streaming a transcript."""
+
+    damaged_lines: int = 0
+    bytes_read: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FileChange:
+    path: str
+    added: int | None = None
+    removed: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "added": self.added, "removed": self.removed}
+
+
+@dataclass
+class CommandRun:
+    command: str
+    exit_code: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "exit_code": self.exit_code}
