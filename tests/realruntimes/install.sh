@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install the real runtime CLIs (pinned) into .runtimes/<runtime>/ so tests can run them offline.
+# Usage: tests/realruntimes/install.sh [claude] [codex] [opencode] [cline]   (default: all four)
+# Each runtime has its own prefix, so installs can run side by side.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+declare -A PKG=(
+  [claude]="@anthropic-ai/claude-code@2.1.197"
+  [codex]="@openai/codex@0.171.0"
+  [opencode]="opencode-ai@1.18.33"
+  [cline]="cline@3.0.65"
+)
+wanted=("$@")
+[ ${#wanted[@]} -gt 0 ] || wanted=(claude codex opencode cline)
+for rt in "${wanted[@]}"; do
+  spec=${PKG[$rt]:?unknown runtime $rt}
+  prefix="$repo/.runtimes/$rt"
+  if [ -f "$prefix/.installed" ] && [ "$(cat "$prefix/.installed")" = "$spec" ]; then
+    echo "$rt: $spec already installed"; continue
+  fi
+  mkdir -p "$prefix"
+  # native binaries come as optional platform dependencies: never --omit=optional
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "$spec"
+  echo "$spec" > "$prefix/.installed"
+  echo "$rt: installed $spec"
+done
