@@ -1,0 +1,368 @@
+"""`segue`: the terminal surface. Thin over `segue.service`; heavy modules load only when a command needs them.
+
+Exit codes: 0 done, 1 refused or failed (a clear message on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from segue import __version__
+
+RUNTIME_CHOICES = ("claude", "codex", "opencode", "cline")
+
+
+class Refused(Exception):
+    """Exit 1 with this message."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="segue",
+        description="Pick an AI coding session up where it stopped: Claude Code, Codex CLI, OpenCode, Cline.")
+    p.add_argument("--version", action="version", version=f"segue {__version__}")
+    p.add_argument("--home", metavar="DIR", help="Segue's state directory (default: $SEGUE_HOME, else the "
+                                                  "platform's state dir)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    ls = sub.add_parser("list", help="list resumable sessions, newest first")
+    ls.add_argument("--runtime", action="append", choices=RUNTIME_CHOICES, help="only this runtime (repeatable)")
+    ls.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
+    ls.add_argument("--all", action="store_true", help="include subagent sessions, under their parent")
+    ls.add_argument("--limit", type=_positive, metavar="N", help="at most N top-level sessions")
+    ls.add_argument("--json", action="store_true", help="print a JSON array")
+
+    for name in ("brief", "export"):
+        b = sub.add_parser(name, help="write a Markdown handoff brief of a session" +
+                           (" (alias of brief)" if name == "export" else ""))
+        b.add_argument("ref", help="runtime:id or an unambiguous id prefix")
+        g = b.add_mutually_exclusive_group()
+        g.add_argument("--stdout", action="store_true", help="print the Markdown instead of writing a file")
+        g.add_argument("--json", action="store_true", help="print the structured facts instead")
+
+    r = sub.add_parser("resume", help="reopen a session, or start a new one from its brief")
+    r.add_argument("ref")
+    r.add_argument("--in", dest="target", choices=RUNTIME_CHOICES, help="continue in this runtime")
+    r.add_argument("--new", action="store_true", help="start a new session from the brief")
+    r.add_argument("--cwd", metavar="DIR", help="run in DIR instead of the session's directory")
+    r.add_argument("--yes", action="store_true", help="launch without asking")
+    r.add_argument("--dry-run", action="store_true", help="print the plan as JSON and launch nothing")
+
+    h = sub.add_parser("handoff", help="hand a session to another surface with a single-use token")
+    hs = h.add_subparsers(dest="handoff_command", metavar="ACTION")
+    e = hs.add_parser("emit", help="emit a token for a session (prints only the token)")
+    e.add_argument("ref", nargs="?")
+    e.add_argument("--session", dest="session_ref", metavar="REF")
+    e.add_argument("--from", dest="surface", default="terminal", help="this surface: terminal or editor")
+    c = hs.add_parser("claim", help="claim a token (prompted without echo when omitted)")
+    c.add_argument("token", nargs="?")
+    c.add_argument("--as", dest="surface", default="terminal", help="this surface: terminal or editor")
+    c.add_argument("--json", action="store_true")
+    c.add_argument("--tail", type=int, default=20, metavar="N", help="steps of recent activity (default 20)")
+    st = hs.add_parser("status", help="list live tokens (never prints a token)")
+    st.add_argument("--json", action="store_true")
+
+    t = sub.add_parser("trace", help="the chain of sessions a task went through, across runtimes")
+    t.add_argument("ref")
+    t.add_argument("--json", action="store_true")
+
+    sv = sub.add_parser("serve", help="run the language server on stdio (for the editor extension)")
+    sv.add_argument("--stdio", action="store_true", help="accepted and ignored: stdio is the only transport")
+
+    sub.add_parser("demo", help="list and brief a bundled sample store written by the real runtimes")
+    return p
+
+
+def _positive(v: str) -> int:
+    n = int(v)
+    if n <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return n
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "serve":
+        from segue.lsp.server import serve
+
+        return serve(home=args.home)
+    try:
+        return _dispatch(args, parser)
+    except Refused as e:
+        print(f"segue: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # domain errors carry a message meant for people
+        from segue.errors import describe
+
+        msg = describe(e)
+        if msg is None:
+            raise
+        print(f"segue: {msg}", file=sys.stderr)
+        return 1
+
+
+def _service(args: argparse.Namespace) -> Any:
+    from segue.paths import StateDir
+    from segue.service import Service
+
+    return Service(StateDir.resolve(args.home))
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    cmd = args.command
+    if cmd == "list":
+        return cmd_list(args)
+    if cmd in ("brief", "export"):
+        return cmd_brief(args)
+    if cmd == "resume":
+        return cmd_resume(args)
+    if cmd == "handoff":
+        if args.handoff_command == "emit":
+            return cmd_emit(args, parser)
+        if args.handoff_command == "claim":
+            return cmd_claim(args)
+        if args.handoff_command == "status":
+            return cmd_status(args)
+        parser.parse_args(["handoff", "--help"])
+        return 2
+    if cmd == "trace":
+        return cmd_trace(args)
+    if cmd == "demo":
+        from segue.demo import run_demo
+
+        return run_demo()
+    return 2
+
+
+def _dump(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+# -- list -----------------------------------------------------------------------------------------------------
+
+def cmd_list(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    listing = svc.scan(args.runtime)
+    sessions = listing.ordered(runtimes=args.runtime, directory=args.dir, include_subagents=args.all,
+                               limit=args.limit)
+    if args.json:
+        _dump([s.to_json() for s in sessions])
+    elif sessions:
+        print(render_table(sessions, time.time()))
+    else:
+        print(nothing_found(listing, args), file=sys.stderr)
+    if listing.skipped:
+        print(f"segue: skipped {len(listing.skipped)} unreadable item(s):", file=sys.stderr)
+        for k in listing.skipped[:20]:
+            print(f"  {k.runtime}: {k.path or '(store)'}: {k.reason}", file=sys.stderr)
+        if len(listing.skipped) > 20:
+            print(f"  … and {len(listing.skipped) - 20} more", file=sys.stderr)
+    return 0
+
+
+def nothing_found(listing: Any, args: argparse.Namespace) -> str:
+    if listing.sessions:
+        return "No sessions match these filters."
+    lines = ["No sessions found. Segue looked in:"]
+    for runtime, locs in listing.locations.items():
+        for loc in locs:
+            state = "found, no sessions" if loc.exists else "not found"
+            hint = f" ({loc.how_to_override})" if loc.how_to_override else ""
+            lines.append(f"  {runtime:<9} {loc.path}  [{state}]{hint}")
+    lines.append("Point Segue elsewhere with those variables, or run `segue demo` to see it work on a sample.")
+    return "\n".join(lines)
+
+
+def age(ts: float | None, now: float) -> str:
+    if not ts:
+        return "?"
+    d = max(0.0, now - ts)
+    for unit, secs in (("d", 86400), ("h", 3600), ("m", 60)):
+        if d >= secs:
+            return f"{int(d // secs)}{unit}"
+    return f"{int(d)}s"
+
+
+def _one_line(text: str | None, width: int) -> str:
+    from segue.quote import clean, mark_invisible
+
+    t = " ".join(mark_invisible(clean(text or "")).split())
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def render_table(sessions: list[Any], now: float) -> str:
+    home = os.path.expanduser("~")
+    rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY", "BRANCH")]
+    for s in sessions:
+        indent = "  ↳ " if s.parent_id else ""
+        marks = ("● " if s.live else "") + ("⇄ " if s.handed_off else "")
+        extra = f" (+{s.subagent_count} subagents)" if s.subagent_count and not s.parent_id else ""
+        title = indent + marks + _one_line(s.title or s.first_request or "(untitled)", 60 - len(indent)) + extra
+        cwd = s.cwd or "?"
+        if cwd.startswith(home + os.sep):
+            cwd = "~" + cwd[len(home):]
+        rows.append((s.runtime, age(s.updated_at or s.started_at, now), title, _one_line(cwd, 48),
+                     _one_line(s.branch or "-", 24)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows)
+
+
+# -- brief ----------------------------------------------------------------------------------------------------
+
+def cmd_brief(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    if args.json:
+        out = svc.brief(args.ref)
+        _dump(out["facts"].to_json())
+        return 0
+    if args.stdout:
+        sys.stdout.write(svc.brief(args.ref)["markdown"])
+        return 0
+    session, _ = svc.find(args.ref)
+    path, facts = svc.write_brief(session)
+    if facts.from_kept_facts:
+        print("segue: this session is no longer in its runtime's store; the brief was rebuilt from the facts "
+              "Segue kept when it last briefed it", file=sys.stderr)
+    print(path)
+    return 0
+
+
+# -- resume ---------------------------------------------------------------------------------------------------
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from segue.resume import exec_plan
+
+    svc = _service(args)
+    plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd)
+    if args.dry_run:
+        _dump(plan.to_json())
+        return 0
+    print(describe_plan(plan), file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise Refused("not launching without confirmation: no terminal to ask on; pass --yes to launch")
+        strict = plan.handed_off is not None
+        question = ("This session is handed off to another surface. Type 'yes' to launch anyway: " if strict
+                    else "Launch? [y/N] ")
+        answer = input(question).strip().lower()
+        if not (answer == "yes" or (not strict and answer == "y")):
+            raise Refused("not launched")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    exec_plan(plan)
+    return 0  # pragma: no cover
+
+
+def describe_plan(plan: Any) -> str:
+    import shlex
+
+    why = {"native": "the session's own runtime can reopen it",
+           "requested": "a new session was requested (--new)",
+           "other_runtime": f"continuing in another runtime ({plan.runtime})",
+           "subagent": "subagent sessions cannot be reopened on their own",
+           "not_in_store": "the session is no longer in its runtime's store",
+           "not_resumable": "its runtime's CLI cannot reopen this kind of session",
+           "cwd_override": "its runtime reopens sessions only from their own directory"}[plan.reason]
+    lines = [f"Plan: {'reopen natively' if plan.mode == 'native' else 'new session from a brief'} "
+             f"({plan.reason}: {why})",
+             f"  session:   {plan.session.ref}  {_one_line(plan.session.title, 60)}",
+             f"  command:   {' '.join(shlex.quote(a) for a in plan.argv)}",
+             f"  directory: {plan.cwd}"]
+    if plan.brief_path:
+        lines.append(f"  brief:     {plan.brief_path}")
+    if plan.handed_off:
+        lines.append(f"  NOTE: handed off from the {plan.handed_off['surface']} surface since "
+                     f"{plan.handed_off['since']} (token live until {plan.handed_off['expires_at']})")
+    return "\n".join(lines)
+
+
+# -- handoff --------------------------------------------------------------------------------------------------
+
+def cmd_emit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    ref = args.session_ref or args.ref
+    if not ref or (args.session_ref and args.ref and args.session_ref != args.ref):
+        parser.error("handoff emit needs one session: REF or --session REF")
+    svc = _service(args)
+    out = svc.emit(ref, args.surface)
+    print(out["token"])
+    return 0
+
+
+def _read_token(given: str | None) -> str:
+    if given:
+        return given
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("Handoff token: ")
+    line = sys.stdin.readline()
+    if not line.strip():
+        raise Refused("no token given: pass it as an argument, type it at the prompt, or pipe one line")
+    return line.strip()
+
+
+def cmd_claim(args: argparse.Namespace) -> int:
+    svc = _service(args)
+    out = svc.claim(_read_token(args.token), args.surface, tail=max(0, args.tail))
+    if args.json:
+        _dump(out)
+        return 0
+    s = out["session"]
+    print(f"Claimed {s['runtime']}:{s['id']}  {_one_line(s['title'], 70)}")
+    print(f"  from the {out['source_surface']} surface, as {out['claimed_as']}")
+    print(f"  directory: {s['cwd']}")
+    print(f"  active task: {_one_line(out['active_task'], 200)}")
+    print(f"  brief: {out['brief_path']}")
+    if out["tail"]:
+        print("Recent activity:")
+        for st in out["tail"]:
+            print(f"  [{st['kind']}] {_one_line(st['text'], 150)}")
+    plan = out["plan"]
+    if "argv" in plan:
+        print(f"Resume with: segue resume {s['runtime']}:{s['id']}")
+    else:
+        print(f"Resume is not possible here yet: {plan.get('message')}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    rows = _service(args).token_status()
+    if args.json:
+        _dump(rows)
+        return 0
+    if not rows:
+        print("No live handoff tokens.")
+        return 0
+    for r in rows:
+        s = r["session"]
+        state = f"claimed as {r['claimed_as']}" if r["claimed"] else "not claimed"
+        print(f"{s['runtime']}:{s['id']}  from {r['surface']}  issued {r['issued_at']}  "
+              f"{int(r['seconds_left'])}s left  {state}")
+    return 0
+
+
+# -- trace ----------------------------------------------------------------------------------------------------
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    chain = _service(args).trace(args.ref)
+    if args.json:
+        _dump(chain)
+        return 0
+    for i, c in enumerate(chain):
+        arrow = "   " if i == 0 else "-> "
+        print(f"{arrow}{c['runtime']}:{c['id']}  {c['started_at'] or '?'}  {_one_line(c['title'], 70)}")
+    return 0

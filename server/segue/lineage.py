@@ -1,0 +1,137 @@
+"""Handoff markers, `events.jsonl`, and the chain of sessions a task went through.
+
+A session Segue starts from a brief gets a first prompt whose last line is exactly
+`[segue-handoff v1 from=RUNTIME:ID]`. Readers unwrap what runtimes put around prompts; this module finds
+the marker and links the sessions. The marker is not a verified identity: anyone can type it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from segue.model import RUNTIMES, Continues, Session, iso
+from segue.paths import StateDir
+
+MARKER_FORMAT = "[segue-handoff v1 from={runtime}:{id}]"
+_MARKER = re.compile(
+    r"\[segue-handoff v1 from=(?P<rt>" + "|".join(RUNTIMES) + r"):(?P<id>[A-Za-z0-9_.-]{1,200})\]")
+# what runtimes leave after the prompt: closing quotes (OpenCode), closing tags (Cline's </user_input>)
+_TRAILING_WRAPPER = re.compile(r"""(?:\s|["'`]|</[A-Za-z_][\w-]*>)+\Z""")
+
+
+def marker(runtime: str, session_id: str) -> str:
+    return MARKER_FORMAT.format(runtime=runtime, id=session_id)
+
+
+def find_marker(first_request: str | None) -> Continues | None:
+    """The session a first prompt says it continues: its last line, once wrappers are removed, must be
+    exactly a Segue marker."""
+    if not first_request or "[segue-handoff" not in first_request:
+        return None
+    text = _TRAILING_WRAPPER.sub("", first_request[-1000:])
+    last = text.rsplit("\n", 1)[-1].strip()
+    m = _MARKER.fullmatch(last)
+    if not m:
+        return None
+    return Continues(runtime=m.group("rt"), id=m.group("id"))
+
+
+def link(sessions: Iterable[Session]) -> list[Session]:
+    """Fill `continues` on every session whose first prompt carries a marker; return those."""
+    linked = []
+    for s in sessions:
+        c = find_marker(s.first_request)
+        if c and (c.runtime, c.id) != (s.runtime, s.id):
+            s.continues = c
+            linked.append(s)
+    return linked
+
+
+def record_events(state: StateDir, linked: list[Session], now: float) -> int:
+    """Append one `session.handoff` event per linked session not yet recorded. Returns how many."""
+    if not linked:
+        return 0
+    known = _recorded(state)
+    fresh = [s for s in linked if (s.runtime, s.id) not in known]
+    if not fresh:
+        return 0
+    lines = []
+    for s in fresh:
+        assert s.continues is not None
+        lines.append(json.dumps({
+            "event": "session.handoff",
+            "handoff": {"source_harness": s.continues.runtime, "source_session_id": s.continues.id},
+            "session": {"runtime": s.runtime, "id": s.id},
+            "fidelity": "observed",
+            "at": iso(now),
+        }, ensure_ascii=False) + "\n")
+    state.ensure()
+    fd = os.open(state.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, "".join(lines).encode("utf-8"))
+    finally:
+        os.close(fd)
+    return len(fresh)
+
+
+def _recorded(state: StateDir) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    try:
+        with open(state.events, "rb") as f:
+            for line in f:
+                if b"session.handoff" not in line:
+                    continue
+                try:
+                    ev = json.loads(line)
+                    out.add((ev["session"]["runtime"], ev["session"]["id"]))
+                except (ValueError, KeyError, TypeError):
+                    continue
+    except OSError:
+        pass
+    return out
+
+
+def chain(sessions: list[Session], start: Session) -> list[dict[str, Any]]:
+    """The sessions a task went through, oldest first: ancestors via `continues`, then `start`, then every
+    session that continues it (breadth first, by start time). Ancestors no longer in a store appear with
+    null title and times."""
+    by_key = {(s.runtime, s.id): s for s in sessions}
+    successors: dict[tuple[str, str], list[Session]] = {}
+    for s in sessions:
+        if s.continues:
+            successors.setdefault((s.continues.runtime, s.continues.id), []).append(s)
+
+    back: list[dict[str, Any]] = []
+    seen = {(start.runtime, start.id)}
+    cur = start.continues
+    while cur is not None and (cur.runtime, cur.id) not in seen:
+        seen.add((cur.runtime, cur.id))
+        s = by_key.get((cur.runtime, cur.id))
+        if s is None:
+            back.append({"runtime": cur.runtime, "id": cur.id, "title": None, "started_at": None,
+                         "continues": None})
+            break
+        back.append(_entry(s))
+        cur = s.continues
+    back.reverse()
+
+    forward: list[dict[str, Any]] = [_entry(start)]
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for nxt in sorted(successors.get((node.runtime, node.id), []), key=lambda s: (s.started_at or 0, s.id)):
+            if (nxt.runtime, nxt.id) in seen:
+                continue
+            seen.add((nxt.runtime, nxt.id))
+            forward.append(_entry(nxt))
+            queue.append(nxt)
+    return back + forward
+
+
+def _entry(s: Session) -> dict[str, Any]:
+    return {"runtime": s.runtime, "id": s.id, "title": s.title, "started_at": iso(s.started_at),
+            "continues": s.continues.to_json() if s.continues else None}

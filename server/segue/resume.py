@@ -1,0 +1,159 @@
+"""Resume plans: reopen a session natively, or start a new session from its brief, in any runtime.
+
+A plan is computed first and shown; launching is a separate, confirmed step (CLI) or the editor's job (the
+language server never launches). Commands are argv lists run without a shell. Segue never adds
+approval-bypass flags; Cline always gets `--auto-approve false` because its CLI defaults to true.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from typing import Any
+
+from segue.lineage import marker
+from segue.model import RUNTIMES, Session
+
+INSTALL_HINTS = {
+    "claude": "install Claude Code: npm install -g @anthropic-ai/claude-code",
+    "codex": "install Codex CLI: npm install -g @openai/codex",
+    "opencode": "install OpenCode: npm install -g opencode-ai",
+    "cline": "install the Cline CLI: npm install -g cline",
+}
+# Native reopen works only from the session's own directory for these (a `--cwd` elsewhere means a new session).
+CWD_BOUND = ("claude", "opencode")
+REASONS = ("native", "requested", "other_runtime", "subagent", "not_in_store", "not_resumable", "cwd_override")
+# Flags that would skip the runtime's approvals; a plan must never contain them.
+BYPASS_FLAGS = frozenset({
+    "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions", "bypassPermissions",
+    "--dangerously-bypass-approvals-and-sandbox", "--yolo", "--full-auto", "--approve-for-me",
+    "danger-full-access", "--auto", "-y",
+})
+
+
+class PlanRefused(Exception):
+    """A plan that cannot be carried out; `reason` is missing_directory, missing_cli or bad_target."""
+
+    def __init__(self, reason: str, message: str, **data: Any) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.data = data
+
+
+@dataclass
+class Plan:
+    mode: str  # native | new_session
+    reason: str
+    runtime: str
+    argv: list[str]
+    cwd: str
+    brief_path: str | None
+    session: Session
+    handed_off: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "reason": self.reason, "runtime": self.runtime, "argv": list(self.argv),
+                "cwd": self.cwd, "brief_path": self.brief_path,
+                "session": {"runtime": self.session.runtime, "id": self.session.id,
+                            "title": self.session.title},
+                "handed_off": self.handed_off}
+
+
+def first_prompt(brief_path: str, source: Session) -> str:
+    """The new session's first prompt: names the brief by path (never inlines it), ends with the marker."""
+    return (f"Read the handoff brief at {brief_path} (a Markdown file written by Segue). It describes a session "
+            "that stopped; confirm the task with the user before changing anything.\n"
+            f"{marker(source.runtime, source.id)}")
+
+
+def native_argv(runtime: str, session_id: str) -> list[str]:
+    if session_id.startswith("-"):
+        raise PlanRefused("bad_target", f"refusing a session id that starts with '-': {session_id!r}")
+    return {
+        "claude": ["claude", "--resume", session_id],
+        "codex": ["codex", "resume", session_id],
+        "opencode": ["opencode", "--session", session_id],
+        "cline": ["cline", "--auto-approve", "false", "--id", session_id],
+    }[runtime]
+
+
+def new_session_argv(runtime: str, prompt: str) -> list[str]:
+    if prompt.startswith("-"):
+        raise PlanRefused("bad_target", "refusing a prompt that starts with '-'")
+    return {
+        "claude": ["claude", prompt],
+        "codex": ["codex", prompt],
+        "opencode": ["opencode", "--prompt", prompt],
+        "cline": ["cline", "--auto-approve", "false", prompt],
+    }[runtime]
+
+
+def choose(session: Session, *, target: str | None, new: bool, cwd: str | None, in_store: bool
+           ) -> tuple[str, str]:
+    """(mode, reason) for a session and the person's request."""
+    target = target or session.runtime
+    if target not in RUNTIMES:
+        raise PlanRefused("bad_target", f"unknown runtime {target!r}; choose one of {', '.join(RUNTIMES)}")
+    if target != session.runtime:
+        return "new_session", "other_runtime"
+    if new:
+        return "new_session", "requested"
+    if session.parent_id or session.resume_blocker == "subagent":
+        return "new_session", "subagent"
+    if not in_store or session.resume_blocker == "not_in_store":
+        return "new_session", "not_in_store"
+    if not session.resumable or session.resume_blocker == "cli_cannot_reopen":
+        return "new_session", "not_resumable"
+    if cwd is not None and target in CWD_BOUND and not _same_dir(cwd, session.cwd):
+        return "new_session", "cwd_override"
+    return "native", "native"
+
+
+def _same_dir(a: str, b: str | None) -> bool:
+    if not b:
+        return False
+    return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(b)
+
+
+def check_directory(cwd: str | None, session: Session, overridden: bool) -> str:
+    if not cwd:
+        raise PlanRefused("missing_directory",
+                          f"{session.ref} has no recorded directory; choose one with --cwd DIR", cwd=None)
+    path = os.path.abspath(os.path.expanduser(cwd))
+    if not os.path.isdir(path):
+        hint = "" if overridden else "; use --cwd DIR to continue it somewhere else on purpose"
+        raise PlanRefused("missing_directory", f"the directory {path} no longer exists{hint}", cwd=path)
+    return path
+
+
+def locate_cli(runtime: str, path: str | None = None) -> str:
+    exe = shutil.which(runtime, path=path)
+    if exe is None:
+        raise PlanRefused("missing_cli", f"the {runtime} command is not installed or not on PATH; "
+                                         f"{INSTALL_HINTS[runtime]}", runtime=runtime,
+                          install=INSTALL_HINTS[runtime])
+    return exe
+
+
+def assert_no_bypass(argv: list[str]) -> None:
+    args = argv[1:]
+    bad = [a for a in args if a in BYPASS_FLAGS or a.startswith("--dangerously")]
+    bad += [f"{a} {b}" for a, b in zip(args, args[1:]) if a == "--auto-approve" and b != "false"]
+    if bad:
+        raise AssertionError(f"a plan must never carry approval-bypass flags: {bad}")
+
+
+def launch_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: ours minus Segue's own variables; nothing added."""
+    env = dict(os.environ if environ is None else environ)
+    for k in [k for k in env if k.startswith("SEGUE_")]:
+        del env[k]
+    return env
+
+
+def exec_plan(plan: Plan) -> None:  # pragma: no cover - replaces the process; covered by real-runtime tests
+    """Replace this process with the runtime, in the plan's directory: the runtime owns the terminal."""
+    assert_no_bypass(plan.argv)
+    os.chdir(plan.cwd)
+    os.execve(plan.argv[0], plan.argv, launch_env())

@@ -1,0 +1,239 @@
+"""The one API both surfaces call. The CLI and the language server only translate arguments and output.
+
+Errors are domain exceptions with a `reason` (`SessionNotFound`, `AmbiguousSession`, `TokenError`,
+`PlanRefused`); each surface maps them to its own form (exit code + message, JSON-RPC error code).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from segue import lineage
+from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reader_for, resolve, scan
+from segue.listing import Listing as _Listing
+from segue.model import ReadStats, Session, iso
+from segue.paths import StateDir
+from segue.stores.base import Env
+
+__all__ = ["AmbiguousSession", "Service", "SessionNotFound"]
+
+
+class Service:
+    def __init__(self, state: StateDir, env: Env | None = None, clock: Callable[[], float] = time.time,
+                 environ: dict[str, str] | None = None) -> None:
+        self.state = state
+        self.env = env or Env.from_os()
+        self.clock = clock
+        self.environ = environ  # for redaction's exact values; None = this process's environment
+        self._cache: ListingCache | None = None  # kept warm in a long-lived process (the language server)
+        self._lock = threading.Lock()
+        self._redactor: Any = None
+
+    # -- listing --------------------------------------------------------------------------------------------
+    def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None
+             ) -> _Listing:
+        with self._lock:
+            if self._cache is None:
+                self._cache = ListingCache(self.state)
+            listing = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled)
+        self._decorate(listing, runtimes)
+        return listing
+
+    def _decorate(self, listing: _Listing, runtimes: Sequence[str] | None) -> None:
+        from segue.brief import kept_sessions
+        from segue.tokens import Registry
+
+        present = {(s.runtime, s.id) for s in listing.sessions}
+        for s, kept_at in kept_sessions(self.state):
+            if (s.runtime, s.id) in present or (runtimes and s.runtime not in runtimes):
+                continue
+            s.resumable = False
+            s.resume_blocker = "not_in_store"
+            s.live = False
+            s.problems = [*s.problems, f"no longer in the runtime's store; Segue kept its brief facts "
+                                       f"({iso(kept_at)})"]
+            listing.sessions.append(s)
+        handed = Registry(self.state, clock=self.clock).handed_off()
+        heads: dict[str, str | None] = {}
+        for s in listing.sessions:
+            h = handed.get((s.runtime, s.id))
+            if h:
+                s.handed_off = {"surface": h["surface"], "since": iso(h["since"]),
+                                "expires_at": iso(h["expires_at"])}
+            if s.branch is None and s.runtime == "opencode" and s.cwd:
+                if s.cwd not in heads:
+                    heads[s.cwd] = git_branch(s.cwd)
+                s.branch = heads[s.cwd]
+        linked = lineage.link(listing.sessions)
+        try:
+            lineage.record_events(self.state, linked, self.clock())
+        except OSError:
+            pass  # the events log is a record, not a precondition for listing
+
+    def list_sessions(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
+                      include_subagents: bool = False, limit: int | None = None,
+                      cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        listing = self.scan(runtimes, cancelled)
+        sessions = listing.ordered(runtimes=runtimes, directory=directory,
+                                   include_subagents=include_subagents, limit=limit)
+        return {"sessions": [s.to_json() for s in sessions], "skipped": len(listing.skipped),
+                "skipped_reasons": [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}"
+                                    for k in listing.skipped]}
+
+    def find(self, ref: str) -> tuple[Session, _Listing]:
+        listing = self.scan()
+        return resolve(listing.sessions, ref), listing
+
+    # -- briefs ---------------------------------------------------------------------------------------------
+    def redactor(self) -> Any:
+        if self._redactor is None:
+            from segue.redact import Redactor
+
+            self._redactor = Redactor(environ=self.environ)
+        return self._redactor
+
+    def facts(self, session: Session) -> Any:
+        """Facts from the runtime's store; from the kept facts when the session has left it."""
+        from segue.brief import build_facts, keep_facts, load_kept
+
+        reader = reader_for(session.runtime, self.env)
+        if session.resume_blocker != "not_in_store" and reader.exists(session):
+            stats = ReadStats()
+            try:
+                facts = build_facts(session, reader.steps(session, stats), stats, self.redactor())
+            except FileNotFoundError:
+                facts = None
+            if facts is not None:
+                keep_facts(self.state, facts, self.clock())
+                return facts
+        kept = load_kept(self.state, session.runtime, session.id)
+        if kept is None:
+            raise SessionNotFound(session.ref)
+        return kept
+
+    def brief(self, ref: str) -> dict[str, Any]:
+        from segue.brief import render
+
+        session, _ = self.find(ref)
+        facts = self.facts(session)
+        return {"session": session, "facts": facts, "markdown": render(facts, self.clock())}
+
+    def write_brief(self, session: Session) -> tuple[str, Any]:
+        from segue.brief import render, write_brief
+
+        facts = self.facts(session)
+        path = write_brief(self.state, session, render(facts, self.clock()), self.clock())
+        return str(path), facts
+
+    # -- resume ---------------------------------------------------------------------------------------------
+    def plan_resume(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
+                    write: bool = True, path: str | None = None) -> Any:
+        """The plan; for a new session the brief is written now (so the plan can name its path) unless
+        `write` is False (then brief_path names where it would go)."""
+        from segue import resume
+
+        session, _ = self.find(ref)
+        reader = reader_for(session.runtime, self.env)
+        in_store = session.resume_blocker != "not_in_store" and reader.exists(session)
+        mode, reason = resume.choose(session, target=runtime, new=new, cwd=cwd, in_store=in_store)
+        target = runtime or session.runtime
+        directory = resume.check_directory(cwd or session.cwd, session, overridden=cwd is not None)
+        exe = resume.locate_cli(target, path)
+        brief_path = None
+        if mode == "native":
+            argv = resume.native_argv(target, session.id)
+        else:
+            if write:
+                brief_path, _ = self.write_brief(session)
+            else:
+                brief_path = str(self.state.handoffs / f"{session.runtime}-{session.id}-<time>.md")
+            argv = resume.new_session_argv(target, resume.first_prompt(brief_path, session))
+        argv[0] = exe
+        resume.assert_no_bypass(argv)
+        handed = session.handed_off
+        return resume.Plan(mode=mode, reason=reason, runtime=target, argv=argv, cwd=directory,
+                           brief_path=brief_path, session=session, handed_off=handed)
+
+    # -- handoff tokens -------------------------------------------------------------------------------------
+    def emit(self, ref: str, surface: str) -> dict[str, Any]:
+        from segue.tokens import Registry
+
+        session, _ = self.find(ref)
+        brief_path, _ = self.write_brief(session)
+        token, entry = Registry(self.state, clock=self.clock).emit(
+            runtime=session.runtime, session_id=session.id, surface=surface, cwd=session.cwd,
+            title=session.title, brief_path=brief_path)
+        return {"token": token, "expires_at": iso(entry["expires_at"]), "brief_path": brief_path,
+                "session": {"runtime": session.runtime, "id": session.id, "title": session.title}}
+
+    def claim(self, token: str, as_surface: str, tail: int = 20) -> dict[str, Any]:
+        from segue.brief import STEP_CAP
+        from segue.quote import clean, mark_invisible
+        from segue.resume import PlanRefused
+        from segue.tokens import Registry
+
+        entry = Registry(self.state, clock=self.clock).claim(token, as_surface)
+        ref = f"{entry['runtime']}:{entry['session_id']}"
+        session, _ = self.find(ref)
+        # the tail is read fresh from the runtime's store at claim time
+        facts = self.facts(session)
+        steps = facts.steps[-tail:] if tail > 0 else []
+        plan: Any
+        try:
+            plan = self.plan_resume(ref).to_json()
+        except PlanRefused as e:
+            plan = {"refused": e.reason, "message": str(e), **e.data}
+        red = self.redactor()
+        active = facts.latest_request or facts.first_request
+        return {
+            "session": {"runtime": session.runtime, "id": session.id, "title": session.title, "cwd": session.cwd},
+            "source_surface": entry.get("surface"),
+            "claimed_as": as_surface,
+            "active_task": active,
+            "tail": [{"kind": s["kind"], "text": mark_invisible(red.excerpt(clean(s["text"]), STEP_CAP)[0])}
+                     for s in steps],
+            "brief_path": entry.get("brief_path"),
+            "plan": plan,
+        }
+
+    def token_status(self) -> list[dict[str, Any]]:
+        from segue.tokens import Registry
+
+        rows = Registry(self.state, clock=self.clock).status()
+        for r in rows:
+            r["issued_at"] = iso(r["issued_at"])
+            r["expires_at"] = iso(r["expires_at"])
+        return rows
+
+    # -- lineage --------------------------------------------------------------------------------------------
+    def trace(self, ref: str) -> list[dict[str, Any]]:
+        session, listing = self.find(ref)
+        return lineage.chain(listing.sessions, session)
+
+
+def git_branch(cwd: str) -> str | None:
+    """The branch checked out in a directory, from `.git/HEAD` (read only; no git process)."""
+    d = cwd
+    for _ in range(40):
+        head = os.path.join(d, ".git")
+        try:
+            if os.path.isfile(head):  # a worktree or submodule: `gitdir: …`
+                with open(head, encoding="utf-8", errors="replace") as f:
+                    line = f.read(4096).strip()
+                if line.startswith("gitdir:"):
+                    head = os.path.join(d, line[7:].strip())
+            with open(os.path.join(head, "HEAD"), encoding="utf-8", errors="replace") as f:
+                ref = f.read(4096).strip()
+            if ref.startswith("ref: refs/heads/"):
+                return ref[len("ref: refs/heads/"):] or None
+            return "HEAD" if ref else None
+        except OSError:
+            parent = os.path.dirname(d)
+            if parent == d:
+                return None
+            d = parent
+    return None
