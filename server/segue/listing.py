@@ -182,8 +182,8 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     locations: dict[str, list[Location]] = {}
     seen_keys: set[str] = set()
     for runtime in runtimes:
-        reader = reader_for(runtime, env)
         try:
+            reader = reader_for(runtime, env)
             locations[runtime] = reader.locations()
             sources = list(reader.sources())
         except Exception as e:  # a reader bug or an unreadable root must not hide other runtimes

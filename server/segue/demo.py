@@ -1,0 +1,59 @@
+"""`segue demo`: list and brief a small sample store written by the real runtimes.
+
+The sample ships inside the package (`demo_data/<runtime>/home`, copied from the test fixtures that the real
+runtimes wrote offline). It is copied to a temporary HOME, so nothing of the person's own is read or
+written, and everything printed is labelled as a sample.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from segue.paths import StateDir
+from segue.stores.base import Env
+
+DATA = Path(__file__).with_name("demo_data")
+
+
+def sample_env(root: Path) -> Env:
+    """Copy every bundled runtime store under `root` and return an Env pointing at the copies."""
+    environ: dict[str, str] = {}
+    home = root / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    for rt_dir in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        meta = json.loads((rt_dir / "sample.json").read_text(encoding="utf-8"))
+        dest = root / rt_dir.name
+        shutil.copytree(rt_dir / "home", dest / "home", symlinks=True)
+        for var, rel in meta.get("env", {}).items():
+            if var != "HOME":
+                environ[var] = str(dest / rel)
+    return Env(home=home, environ=environ)
+
+
+def run_demo() -> int:
+    from segue.cli import render_table
+    from segue.service import Service
+
+    if not DATA.is_dir():
+        print("segue: this installation has no bundled sample store", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="segue-demo-") as tmp:
+        root = Path(tmp)
+        svc = Service(StateDir(root / "state"), env=sample_env(root))
+        listing = svc.scan()
+        sessions = listing.ordered()
+        print("SAMPLE: sessions written by the real Claude Code, Codex CLI, OpenCode and Cline (offline, against a "
+              "scripted model), copied to a temporary HOME. Your own sessions: `segue list`.\n")
+        print(render_table(sessions, time.time()))
+        if not sessions:
+            return 1
+        first = sessions[0]
+        out = svc.brief(first.ref)
+        print(f"\nSAMPLE brief of {first.ref} (what `segue brief {first.ref}` writes):\n")
+        print(out["markdown"])
+    return 0

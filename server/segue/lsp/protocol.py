@@ -1,0 +1,184 @@
+"""Segue's custom JSON-RPC methods: params, results, error codes. The extension mirrors this module.
+
+Params and results are plain JSON objects with the CLI's snake_case keys (no camelCase renaming, no field
+omitted, null for unknown). Params are validated strictly: wrong types, unknown keys and bad values get
+-32602 with a message naming the field.
+
+Methods (client -> server):
+  segue/listSessions {runtime?: str | str[], dir?: str, include_subagents?: bool, limit?: int}
+      -> {sessions: Session[], skipped: int, skipped_reasons: str[]}  (sessions as `segue list --json`)
+  segue/brief        {ref: str} -> {uri: "segue-brief:/RUNTIME/ID.md", markdown: str, facts: {...}}
+  segue/planResume   {ref: str, runtime?: str, new?: bool, cwd?: str} -> the plan of `segue resume --dry-run`
+  segue/emitToken    {ref: str, from: str} -> {token, expires_at, brief_path, session}
+  segue/claimToken   {token: str, as: str} -> the JSON of `segue handoff claim --json`
+  segue/tokenStatus  {} -> {tokens: [...]}  (never a token)
+  segue/trace        {ref: str} -> {chain: [...]}  (as `segue trace --json`)
+Notification (server -> client):
+  segue/sessionsChanged {runtimes: str[]}
+`workDoneToken` (LSP's own camelCase key) may accompany any request; long scans then report progress.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, override
+
+from segue.model import RUNTIMES
+
+LIST_SESSIONS = "segue/listSessions"
+BRIEF = "segue/brief"
+PLAN_RESUME = "segue/planResume"
+EMIT_TOKEN = "segue/emitToken"
+CLAIM_TOKEN = "segue/claimToken"
+TOKEN_STATUS = "segue/tokenStatus"
+TRACE = "segue/trace"
+SESSIONS_CHANGED = "segue/sessionsChanged"
+
+# Error codes (JSON-RPC server range -32099..-32000; -32001/-32002 are taken by the base protocol).
+# Every Segue error carries data.reason.
+INVALID_PARAMS = -32602
+ERROR_CODES: dict[str, int] = {
+    "unknown_session": -32010,
+    "ambiguous_session": -32011,
+    "malformed": -32020,  # token of the wrong shape
+    "unknown": -32021,  # token not in the registry
+    "expired": -32022,
+    "claimed": -32023,
+    "revoked": -32024,
+    "missing_directory": -32030,
+    "missing_cli": -32031,
+    "bad_target": -32032,
+    "store_unreadable": -32040,
+    "unsafe_directory": -32041,
+    "permission_denied": -32042,
+    "internal": -32050,
+}
+MAX_REF = 400
+MAX_PATH = 4096
+
+
+@attrs.define
+class ListSessionsParams:
+    runtime: list[str] | None = None
+    dir: str | None = None
+    include_subagents: bool = False
+    limit: int | None = None
+
+
+@attrs.define
+class RefParams:
+    ref: str
+
+
+@attrs.define
+class PlanResumeParams:
+    ref: str
+    runtime: str | None = None
+    new: bool = False
+    cwd: str | None = None
+
+
+@attrs.define
+class EmitTokenParams:
+    ref: str
+    from_: str = "editor"
+
+
+@attrs.define
+class ClaimTokenParams:
+    token: str
+    as_: str = "editor"
+    tail: int = 20
+
+
+@attrs.define
+class NoParams:
+    pass
+
+
+class InvalidParams(ValueError):
+    """Bad params; the message names the field."""
+
+
+def _exact(t: type) -> Any:
+    def hook(value: Any, _: type) -> Any:
+        if type(value) is not t:  # bool is not an int, an int is not a str
+            raise TypeError(f"expected {t.__name__}, got {type(value).__name__}")
+        return value
+
+    return hook
+
+
+def _converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    for t in (str, int, bool):
+        conv.register_structure_hook(t, _exact(t))
+    for cls, renames in ((EmitTokenParams, {"from_": "from"}), (ClaimTokenParams, {"as_": "as"})):
+        conv.register_structure_hook(cls, make_dict_structure_fn(
+            cls, conv, _cattrs_forbid_extra_keys=True, **{k: override(rename=v) for k, v in renames.items()}))
+    return conv
+
+
+_CONV = _converter()
+_PROTOCOL_KEYS = ("workDoneToken", "partialResultToken")
+
+
+def parse(raw: Any, cls: type[Any]) -> tuple[Any, Any]:
+    """(params object, workDoneToken or None); raises InvalidParams naming the field."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidParams("params must be a JSON object")
+    raw = dict(raw)
+    token = raw.pop("workDoneToken", None)
+    raw.pop("partialResultToken", None)
+    if cls is ListSessionsParams and isinstance(raw.get("runtime"), str):
+        raw["runtime"] = [raw["runtime"]]
+    try:
+        obj = _CONV.structure(raw, cls)
+    except cattrs.BaseValidationError as exc:
+        msgs = cattrs.transform_error(exc, path="params")
+        raise InvalidParams("; ".join(m.replace("from_", "from").replace("as_", "as") for m in msgs)) from None
+    except (TypeError, ValueError, KeyError) as exc:
+        raise InvalidParams(f"invalid params: {exc}") from None
+    _check_values(obj)
+    if token is not None and (isinstance(token, bool) or not isinstance(token, (str, int))):
+        raise InvalidParams("invalid value @ params.workDoneToken: expected a string or integer")
+    return obj, token
+
+
+def _check_values(p: Any) -> None:
+    for name in ("ref", "token"):
+        v = getattr(p, name, None)
+        if v is not None and (not v.strip() or len(v) > MAX_REF or "\x00" in v):
+            raise InvalidParams(f"invalid value @ params.{name}: must be a non-empty string of at most "
+                                f"{MAX_REF} characters")
+    for name in ("dir", "cwd"):
+        v = getattr(p, name, None)
+        if v is not None and (not v or len(v) > MAX_PATH or "\x00" in v):
+            raise InvalidParams(f"invalid value @ params.{name}: must be a path")
+    if isinstance(p, ListSessionsParams):
+        for r in p.runtime or []:
+            if r not in RUNTIMES:
+                raise InvalidParams(f"invalid value @ params.runtime: {r!r} is not one of {', '.join(RUNTIMES)}")
+        if p.limit is not None and p.limit <= 0:
+            raise InvalidParams("invalid value @ params.limit: must be a positive integer")
+    if isinstance(p, PlanResumeParams) and p.runtime is not None and p.runtime not in RUNTIMES:
+        raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
+    if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:
+        raise InvalidParams("invalid value @ params.tail: must be between 0 and 200")
+    import re
+
+    for name in ("from_", "as_"):
+        v = getattr(p, name, None)
+        if v is not None and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", v):
+            raise InvalidParams(f"invalid value @ params.{name.rstrip('_')}: a surface such as editor or terminal")
+
+
+def brief_uri(runtime: str, session_id: str) -> str:
+    from urllib.parse import quote
+
+    return f"segue-brief:/{runtime}/{quote(session_id, safe='')}.md"

@@ -1,0 +1,52 @@
+"""Shared test setup: the network guard, Segue's state dir per test, and the real-runtime fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NETGUARD = Path(__file__).resolve().parent / "netguard"
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+
+# In this process and every Python child the tests start: loopback-only networking.
+sys.path.insert(0, str(NETGUARD))
+import sitecustomize  # noqa: E402,F401  (installs the guard)
+
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(NETGUARD), str(ROOT / "server"), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+@pytest.fixture(autouse=True)
+def _segue_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own Segue state dir, so nothing reads or writes the real one."""
+    home = tmp_path / "segue-home"
+    monkeypatch.setenv("SEGUE_HOME", str(home))
+    return home
+
+
+def real_fixture(runtime: str) -> tuple[Path, dict[str, Any]]:
+    """(fixture dir, expected.json) of a store written by the real runtime. Fails when missing."""
+    d = REAL / runtime
+    exp = d / "expected.json"
+    if not exp.is_file():
+        pytest.fail(f"real-runtime fixture missing: {exp} (regenerate: python -m tests.realruntimes.generate {runtime})")
+    return d, json.loads(exp.read_text(encoding="utf-8"))
+
+
+def real_environ(runtimes: tuple[str, ...] = ("claude", "codex", "opencode", "cline"), base: Path | None = None
+                 ) -> dict[str, str]:
+    """Environment variables that point Segue at the real fixtures' stores (copied under `base` if given)."""
+    out: dict[str, str] = {}
+    for rt in runtimes:
+        d, exp = real_fixture(rt)
+        for var, rel in exp.get("env", {}).items():
+            if var == "HOME":
+                continue
+            out[var] = str((base / rt if base else d) / rel)
+    return out
