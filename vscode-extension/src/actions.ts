@@ -1,0 +1,279 @@
+// What a person can do with a session: brief, resume (natively or in another runtime), hand off, trace.
+import * as vscode from 'vscode';
+import { briefUri, type NoteProvider, showMarkdown } from './documents';
+import { errorData, isCode, showError } from './errors';
+import {
+  age,
+  claimMarkdown,
+  escapeIcons,
+  oneLine,
+  planDetail,
+  runtimeIcon,
+  runtimeName,
+  sessionTitle,
+  terminalName,
+} from './format';
+import { pickSession, type PickState } from './picker';
+import {
+  type ClaimTokenResult,
+  type EmitTokenResult,
+  ErrorCodes,
+  Methods,
+  type PlanResumeParams,
+  type ResumePlan,
+  refOf,
+  RUNTIMES,
+  type Session,
+  type SessionRef,
+  TOKEN_PATTERN,
+  type TraceResult,
+} from './protocol';
+import type { SegueServer } from './server';
+import type { SessionTree, TreeNode } from './tree';
+
+export interface Target {
+  ref: string;
+  runtime?: string;
+  title?: string;
+  session?: Session;
+}
+
+export class Actions {
+  readonly pickState: PickState = { runtimes: [], folderOnly: false };
+
+  constructor(
+    private readonly server: SegueServer,
+    private readonly tree: SessionTree,
+    private readonly notes: NoteProvider,
+  ) {}
+
+  private get log(): vscode.LogOutputChannel {
+    return this.server.log;
+  }
+
+  /** Commands get a tree node, a Session, a {runtime,id}, a "runtime:id" string, or nothing (then: pick). */
+  async target(arg: unknown, title: string): Promise<Target | undefined> {
+    if (typeof arg === 'string' && arg) {
+      const [runtime] = arg.split(':', 1);
+      return { ref: arg, runtime: arg.includes(':') ? runtime : undefined };
+    }
+    const node = arg as Partial<TreeNode> | undefined;
+    const s = node?.kind === 'session' && node.node ? node.node.session : (arg as Partial<Session> | undefined);
+    if (s && typeof s.runtime === 'string' && typeof s.id === 'string') {
+      const full = 'resumable' in s ? (s as Session) : undefined;
+      return { ref: refOf(s as SessionRef), runtime: s.runtime, title: s.title ?? undefined, session: full };
+    }
+    const picked = await pickSession(this.server, title, this.pickState);
+    return picked && { ref: refOf(picked), runtime: picked.runtime, title: picked.title ?? undefined, session: picked };
+  }
+
+  async listSessions(): Promise<void> {
+    const s = await pickSession(this.server, 'Segue sessions', this.pickState);
+    if (s) {
+      await this.sessionMenu(s);
+    }
+  }
+
+  async sessionMenu(s: Session): Promise<void> {
+    const t: Target = { ref: refOf(s), runtime: s.runtime, title: s.title ?? undefined, session: s };
+    const items: (vscode.QuickPickItem & { run: () => Promise<unknown> })[] = [
+      { label: '$(book) Open Brief', run: () => this.openBrief(t) },
+      {
+        label: '$(debug-continue) Resume',
+        description: s.resumable ? `in ${runtimeName(s.runtime)}` : 'as a new session from the brief',
+        run: () => this.resume(t),
+      },
+      { label: '$(arrow-right) Resume in Another Runtime', run: () => this.resumeInRuntime(t) },
+      { label: '$(key) Emit Handoff Token', run: () => this.emitToken(t) },
+      { label: '$(git-commit) Trace Session', run: () => this.trace(t) },
+    ];
+    const choice = await vscode.window.showQuickPick(items, {
+      title: escapeIcons(sessionTitle(s, 80)),
+      placeHolder: `${runtimeName(s.runtime)} session ${s.id}`,
+    });
+    await choice?.run();
+  }
+
+  async openBrief(t: Target): Promise<void> {
+    const [runtime, ...rest] = t.ref.split(':');
+    const uri = rest.length ? briefUri({ runtime, id: rest.join(':') }) : undefined;
+    try {
+      // A prefix ref has no runtime yet: ask the server, whose answer names the canonical URI.
+      const target = uri ?? vscode.Uri.parse((await this.server.request<{ uri: string }>(Methods.brief, { ref: t.ref })).uri);
+      await showMarkdown(target);
+    } catch (e) {
+      await showError(e, this.log);
+    }
+  }
+
+  async resume(t: Target, params: Omit<PlanResumeParams, 'ref'> = {}): Promise<vscode.Terminal | undefined> {
+    let plan: ResumePlan;
+    try {
+      plan = await this.server.request<ResumePlan>(Methods.planResume, { ref: t.ref, ...params });
+    } catch (e) {
+      if (isCode(e, ErrorCodes.missingDirectory)) {
+        const choose = 'Choose Another Directory…';
+        if ((await showError(e, this.log, [choose])) === choose) {
+          const dir = await vscode.window.showOpenDialog({
+            canSelectFolders: true,
+            canSelectFiles: false,
+            openLabel: 'Start Here',
+            title: `Directory for the new session (was ${errorData(e).cwd ?? 'unknown'})`,
+          });
+          if (dir?.[0]) {
+            return this.resume(t, { ...params, cwd: dir[0].fsPath });
+          }
+        }
+        return undefined;
+      }
+      await showError(e, this.log);
+      return undefined;
+    }
+    return this.confirmAndLaunch(plan);
+  }
+
+  /** The plan in a modal; nothing runs unless the person says so. */
+  async confirmAndLaunch(plan: ResumePlan): Promise<vscode.Terminal | undefined> {
+    const title = oneLine(plan.session.title, 80) || plan.session.id;
+    const verb = plan.mode === 'native' ? 'Resume' : 'Start a new session from';
+    const ok = 'Resume';
+    const choice = await vscode.window.showInformationMessage(
+      `${verb} "${title}" in ${runtimeName(plan.runtime)}?`,
+      { modal: true, detail: planDetail(plan, Date.now()) },
+      ok,
+    );
+    return choice === ok ? this.launch(plan) : undefined;
+  }
+
+  /** argv goes to the pty as an argument vector: no shell parses session text. */
+  launch(plan: ResumePlan): vscode.Terminal {
+    if (plan.argv.length === 0) {
+      throw new Error('Segue returned an empty command');
+    }
+    const home = this.server.launch?.segueHome;
+    const term = vscode.window.createTerminal({
+      name: terminalName(plan.session.title, plan.session),
+      cwd: plan.cwd,
+      shellPath: plan.argv[0],
+      shellArgs: plan.argv.slice(1),
+      env: home ? { SEGUE_HOME: home } : undefined,
+      iconPath: new vscode.ThemeIcon(runtimeIcon(plan.runtime)),
+    });
+    term.show();
+    this.log.info(`launched ${plan.runtime} for ${plan.session.runtime}:${plan.session.id} in ${plan.cwd}`);
+    return term;
+  }
+
+  async resumeInRuntime(t: Target): Promise<vscode.Terminal | undefined> {
+    const preferred = vscode.workspace.getConfiguration('segue').get<string>('defaultRuntime') || undefined;
+    const options = RUNTIMES.filter((r) => r !== t.runtime).sort((a, b) => Number(b === preferred) - Number(a === preferred));
+    const choice = await vscode.window.showQuickPick(
+      options.map((rt) => ({
+        label: `$(${runtimeIcon(rt)}) ${runtimeName(rt)}`,
+        description: rt === preferred ? 'default' : undefined,
+        runtime: rt,
+      })),
+      { title: `Continue ${escapeIcons(oneLine(t.title, 60) || t.ref)} in`, placeHolder: 'A new session starts there from the brief' },
+    );
+    return choice ? this.resume(t, { runtime: choice.runtime }) : undefined;
+  }
+
+  async emitToken(t: Target): Promise<EmitTokenResult | undefined> {
+    let r: EmitTokenResult;
+    try {
+      r = await this.server.request<EmitTokenResult>(Methods.emitToken, { ref: t.ref, from: 'editor' });
+    } catch (e) {
+      await showError(e, this.log);
+      return undefined;
+    }
+    let copied = true;
+    try {
+      await vscode.env.clipboard.writeText(r.token);
+    } catch {
+      copied = false; // e.g. a browser that refuses clipboard access
+    }
+    this.tree.refresh();
+    const until = new Date(r.expires_at);
+    const detail = [
+      r.token,
+      '',
+      `${copied ? 'Copied to the clipboard. ' : ''}It works once, until ${Number.isNaN(until.getTime()) ? r.expires_at : until.toLocaleTimeString()}.`,
+      'Claim it in a terminal with "segue handoff claim", or in another editor with "Segue: Claim Handoff Token".',
+    ].join('\n');
+    // Shown once: the token is not logged and not kept anywhere by the extension.
+    void vscode.window
+      .showInformationMessage(`Handoff token for "${oneLine(t.title, 60) || t.ref}"`, { modal: true, detail }, 'Copy Again')
+      .then((c) => (c === 'Copy Again' ? vscode.env.clipboard.writeText(r.token) : undefined));
+    return r;
+  }
+
+  async claimToken(given?: string): Promise<ClaimTokenResult | undefined> {
+    const token =
+      typeof given === 'string' && given
+        ? given
+        : await vscode.window.showInputBox({
+            title: 'Claim a Segue handoff token',
+            prompt: 'Paste the token from "segue handoff emit" or from another editor',
+            placeHolder: 'h_…',
+            password: true,
+            ignoreFocusOut: true,
+            validateInput: (v) =>
+              v === '' || TOKEN_PATTERN.test(v.trim()) ? undefined : 'A handoff token is h_ followed by letters, digits, - or _.',
+          });
+    if (!token?.trim()) {
+      return undefined;
+    }
+    let r: ClaimTokenResult;
+    try {
+      r = await this.server.request<ClaimTokenResult>(Methods.claimToken, { token: token.trim(), as: 'editor' });
+    } catch (e) {
+      await showError(e, this.log);
+      return undefined;
+    }
+    this.tree.refresh();
+    const note = this.notes.set(`/handoff/${r.session.runtime}/${r.session.id}.md`, claimMarkdown(r));
+    await showMarkdown(note);
+    await showMarkdown(briefUri(r.session), true).catch((e: unknown) => showError(e, this.log));
+    const title = oneLine(r.session.title, 60) || r.session.id;
+    const resume = 'Resume';
+    const other = 'Resume in Another Runtime';
+    void vscode.window
+      .showInformationMessage(`Claimed the handoff of "${title}" from the ${r.source_surface}.`, resume, other)
+      .then((c) => {
+        const t: Target = { ref: refOf(r.session), runtime: r.session.runtime, title: r.session.title ?? undefined };
+        if (c === resume) {
+          return r.plan ? this.confirmAndLaunch(r.plan) : this.resume(t);
+        }
+        return c === other ? this.resumeInRuntime(t) : undefined;
+      });
+    return r;
+  }
+
+  async trace(t: Target): Promise<TraceResult | undefined> {
+    let r: TraceResult;
+    try {
+      r = await this.server.request<TraceResult>(Methods.trace, { ref: t.ref });
+    } catch (e) {
+      await showError(e, this.log);
+      return undefined;
+    }
+    const now = Date.now();
+    void vscode.window
+      .showQuickPick(
+        r.chain.map((link, i) => ({
+          label: `${i + 1}. $(${runtimeIcon(link.runtime)}) ${escapeIcons(oneLine(link.title, 80) || link.id)}`,
+          description: [runtimeName(link.runtime), link.started_at ? `started ${age(link.started_at, now)}` : '']
+            .filter(Boolean)
+            .join(' · '),
+          detail: link.continues ? `continues ${link.continues.runtime}:${link.continues.id}` : 'the origin',
+          link,
+        })),
+        {
+          title: r.chain.length > 1 ? `Trace: ${r.chain.length} sessions, oldest first` : 'Trace: this session continues no other',
+          placeHolder: 'Pick one to open its brief',
+        },
+      )
+      .then((c) => (c ? this.openBrief({ ref: refOf(c.link) }) : undefined));
+    return r;
+  }
+}

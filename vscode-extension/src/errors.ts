@@ -1,0 +1,92 @@
+// Turning server and launch failures into messages that say what happened and what to do.
+import * as vscode from 'vscode';
+import { ResponseError } from 'vscode-languageclient/node';
+import { ErrorCodes } from './protocol';
+import { LaunchError } from './python';
+
+export interface ErrorData {
+  reason?: string;
+  cwd?: string;
+  runtime?: string;
+  install?: string;
+  candidates?: string[];
+}
+
+export function errorData(e: unknown): ErrorData {
+  return e instanceof ResponseError && e.data && typeof e.data === 'object' ? (e.data as ErrorData) : {};
+}
+
+export function isCode(e: unknown, code: number): boolean {
+  return e instanceof ResponseError && e.code === code;
+}
+
+/** Message and suggested fix for a failure; pure enough to unit-test through the extension host. */
+export function explain(e: unknown): { message: string; fix?: string } {
+  if (e instanceof LaunchError) {
+    return { message: e.message, fix: e.fix };
+  }
+  if (!(e instanceof ResponseError)) {
+    return { message: e instanceof Error ? e.message : String(e) };
+  }
+  const d = errorData(e);
+  switch (e.code) {
+    case ErrorCodes.unknownSession:
+      return { message: `Segue no longer finds this session (${e.message}).`, fix: 'Refresh the session list.' };
+    case ErrorCodes.ambiguousSession:
+      return {
+        message: `That reference matches several sessions${d.candidates ? `: ${d.candidates.slice(0, 5).join(', ')}` : ''}.`,
+        fix: 'Pick the session from the list instead.',
+      };
+    case ErrorCodes.malformedToken:
+      return { message: 'That is not a Segue handoff token.', fix: 'Paste the whole token, starting with h_.' };
+    case ErrorCodes.unknownToken:
+      return {
+        message: 'Segue does not know this handoff token.',
+        fix: 'Check that the CLI and this editor use the same Segue home (segue.home / SEGUE_HOME), or emit a new token.',
+      };
+    case ErrorCodes.expiredToken:
+      return { message: 'This handoff token has expired.', fix: 'Emit a new token from the other surface.' };
+    case ErrorCodes.claimedToken:
+      return { message: 'This handoff token was already claimed.', fix: 'Each token works once: emit a new one.' };
+    case ErrorCodes.missingDirectory:
+      return {
+        message: `The session's directory no longer exists${d.cwd ? `: ${d.cwd}` : ''}.`,
+        fix: 'Restore the directory, or choose another directory to start a new session there from the brief.',
+      };
+    case ErrorCodes.missingCli:
+      return {
+        message: `The ${d.runtime ?? 'runtime'} CLI is not installed or not on PATH.`,
+        fix: d.install ? `Install it: ${d.install}` : 'Install it, then try again.',
+      };
+    case ErrorCodes.storeUnreadable:
+      return { message: `A session store could not be read: ${e.message}`, fix: 'See the Segue log for details.' };
+    case ErrorCodes.invalidParams:
+      return { message: `Segue rejected the request: ${e.message}` };
+    default:
+      return { message: `Segue failed: ${e.message}`, fix: 'See the Segue log for details.' };
+  }
+}
+
+/** Show a failure with the actions that can fix it; returns the chosen action label, if any. */
+export async function showError(e: unknown, log: vscode.LogOutputChannel, extra: string[] = []): Promise<string | undefined> {
+  const { message, fix } = explain(e);
+  log.error(`${message}${fix ? ` — ${fix}` : ''}`);
+  const actions = [...extra];
+  const d = errorData(e);
+  if (d.install) {
+    actions.push('Copy Install Command');
+  }
+  if (e instanceof LaunchError) {
+    actions.push('Open Settings');
+  }
+  actions.push('Show Log');
+  const choice = await vscode.window.showErrorMessage(fix ? `${message} ${fix}` : message, ...actions);
+  if (choice === 'Copy Install Command' && d.install) {
+    await vscode.env.clipboard.writeText(d.install);
+  } else if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'segue.');
+  } else if (choice === 'Show Log') {
+    log.show(true);
+  }
+  return choice;
+}

@@ -1,0 +1,123 @@
+// Segue for VS Code: wires the server, views, documents and commands together.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Actions } from './actions';
+import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider } from './documents';
+import { showError } from './errors';
+import { onInterpreterChange, resolveLaunch } from './python';
+import { SegueServer } from './server';
+import { SessionTree } from './tree';
+
+/** What activate() returns: used by the extension-host tests, not a public API. */
+export interface SegueApi {
+  server: SegueServer;
+  tree: SessionTree;
+  briefs: BriefProvider;
+  notes: NoteProvider;
+  actions: Actions;
+  resolveLaunch: () => ReturnType<typeof resolveLaunch>;
+}
+
+export function activate(context: vscode.ExtensionContext): SegueApi {
+  const log = vscode.window.createOutputChannel('Segue', { log: true });
+  const server = new SegueServer(context.extensionPath, log);
+  const briefs = new BriefProvider(server);
+  const notes = new NoteProvider();
+  const tree = new SessionTree(server, context.workspaceState);
+  const view = vscode.window.createTreeView('segue.sessions', { treeDataProvider: tree, showCollapseAll: true });
+  tree.view = view;
+  const actions = new Actions(server, tree, notes);
+
+  // Errors are shown by each action; commands never reject into VS Code's generic "command failed" toast.
+  const command = (id: string, run: (...args: unknown[]) => Promise<unknown> | unknown) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await run(...args);
+      } catch (e) {
+        await showError(e, log);
+        return undefined;
+      }
+    });
+  const withTarget = (title: string, run: (t: NonNullable<Awaited<ReturnType<Actions['target']>>>) => Promise<unknown>) =>
+    async (arg: unknown) => {
+      const t = await actions.target(arg, title);
+      return t ? run(t) : undefined;
+    };
+
+  let interpreterWatch: vscode.Disposable | undefined;
+  context.subscriptions.push(
+    log,
+    server,
+    briefs,
+    notes,
+    tree,
+    view,
+    vscode.workspace.registerTextDocumentContentProvider(BRIEF_SCHEME, briefs),
+    vscode.workspace.registerTextDocumentContentProvider(NOTE_SCHEME, notes),
+    server.onSessionsChanged(() => {
+      tree.refresh();
+      briefs.refreshOpen();
+    }),
+    command('segue.listSessions', () => actions.listSessions()),
+    command('segue.refresh', () => tree.refresh()),
+    command('segue.toggleGrouping', async () => {
+      const mode = await tree.toggleMode();
+      vscode.window.setStatusBarMessage(`Segue: sessions grouped by ${mode}`, 3000);
+      return mode;
+    }),
+    command('segue.openBrief', withTarget('Open the brief of', (t) => actions.openBrief(t))),
+    command('segue.resumeSession', withTarget('Resume', (t) => actions.resume(t))),
+    command('segue.resumeInRuntime', withTarget('Resume in another runtime', (t) => actions.resumeInRuntime(t))),
+    command('segue.emitToken', withTarget('Emit a handoff token for', (t) => actions.emitToken(t))),
+    command('segue.claimToken', (token?: unknown) => actions.claimToken(typeof token === 'string' ? token : undefined)),
+    command('segue.traceSession', withTarget('Trace', (t) => actions.trace(t))),
+    command('segue.showLog', () => log.show()),
+    command('segue.restartServer', () => server.restart()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('segue.pythonPath') || e.affectsConfiguration('segue.home')) {
+        log.info('settings changed: restarting the server');
+        void server.restart();
+      }
+    }),
+    server.onStarted((launch) => {
+      // Follow the Python extension's interpreter only when it chose ours (and so is already active).
+      if (!interpreterWatch && launch.source === 'python-extension') {
+        void onInterpreterChange(() => void server.restart()).then((d) => {
+          interpreterWatch = d;
+          if (d) {
+            context.subscriptions.push(d);
+          }
+        });
+      }
+    }),
+  );
+
+  // Refresh the view when it becomes visible after changes happened while hidden.
+  view.onDidChangeVisibility((e) => {
+    if (e.visible && !tree.sessions) {
+      tree.refresh();
+    }
+  });
+
+  writeTestMarker('activated', { version: vscode.version, extensionPath: context.extensionPath });
+  return { server, tree, briefs, notes, actions, resolveLaunch: () => resolveLaunch(context.extensionPath) };
+}
+
+export function deactivate(): Promise<void> | undefined {
+  return undefined; // the server is stopped through context.subscriptions
+}
+
+/** End-to-end tests see activation through a file; only when the harness sets the variable. */
+function writeTestMarker(name: string, data: object): void {
+  const dir = process.env.SEGUE_TEST_MARKER_DIR;
+  if (!dir) {
+    return;
+  }
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, name), `${JSON.stringify(data)}\n`);
+  } catch {
+    // a test aid only
+  }
+}

@@ -1,0 +1,108 @@
+// The Segue language server (`python -m segue serve`) behind a lazily started LanguageClient.
+import * as vscode from 'vscode';
+import {
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { Methods } from './protocol';
+import { type Launch, LaunchError, resolveLaunch } from './python';
+
+export class SegueServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly changed = new vscode.EventEmitter<string[]>();
+  /** Fired on `segue/sessionsChanged` and after a restart (so views reload). */
+  readonly onSessionsChanged = this.changed.event;
+  private readonly started = new vscode.EventEmitter<Launch>();
+  readonly onStarted = this.started.event;
+  launch: Launch | undefined;
+
+  constructor(
+    private readonly extensionPath: string,
+    readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  async request<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+    const client = await this.ensure();
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  private ensure(): Promise<LanguageClient> {
+    // A crashed server stays stopped (maxRestartCount 0); the next request starts a fresh one.
+    if (this.client && this.client.state === State.Stopped) {
+      this.client = undefined;
+      this.starting = undefined;
+    }
+    if (!this.starting) {
+      this.starting = this.start().catch((e: unknown) => {
+        this.starting = undefined;
+        throw e;
+      });
+    }
+    return this.starting;
+  }
+
+  private async start(): Promise<LanguageClient> {
+    const launch = await resolveLaunch(this.extensionPath);
+    this.launch = launch;
+    this.log.info(
+      `starting ${launch.python} -m segue serve (Python ${launch.version}, interpreter from ${launch.source}, segue ${launch.segue}; SEGUE_HOME=${launch.segueHome ?? 'default'})`,
+    );
+    const serverOptions: ServerOptions = {
+      command: launch.python,
+      args: ['-m', 'segue', 'serve'], // no `transport`: stdio is the default and adds no --stdio flag
+      options: { env: launch.env, cwd: this.extensionPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [], // custom requests only, no language features
+      outputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: { segueHome: launch.segueHome ?? null },
+      connectionOptions: { maxRestartCount: 0 },
+    };
+    const client = new LanguageClient('segue', 'Segue', serverOptions, clientOptions);
+    client.onNotification(Methods.sessionsChanged, (p: { runtimes?: string[] } | undefined) =>
+      this.changed.fire(p?.runtimes ?? []),
+    );
+    try {
+      await client.start();
+    } catch (e) {
+      await client.dispose().catch(() => undefined);
+      throw new LaunchError(
+        `The Segue server did not start: ${e instanceof Error ? e.message : String(e)}`,
+        `Run "${launch.python} -m segue serve" in a terminal to see why, then use "Segue: Restart Server".`,
+      );
+    }
+    this.client = client;
+    this.started.fire(launch);
+    return client;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.changed.fire([]);
+  }
+
+  async stop(): Promise<void> {
+    const pending = this.starting;
+    this.client = undefined;
+    this.starting = undefined;
+    const client = await pending?.catch(() => undefined);
+    if (client && client.state !== State.Stopped) {
+      await client.stop().catch((e: unknown) => this.log.warn(`stopping the server: ${String(e)}`));
+    }
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.changed.dispose();
+    this.started.dispose();
+  }
+}

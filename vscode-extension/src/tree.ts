@@ -1,0 +1,172 @@
+// The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import { age, handedOffText, marks, runtimeIcon, runtimeName, sessionTitle, tildePath } from './format';
+import { type Group, type GroupMode, group, type SessionNode } from './grouping';
+import { type ListSessionsResult, Methods, type Session } from './protocol';
+import type { SegueServer } from './server';
+import { explain } from './errors';
+
+export type TreeNode = { kind: 'group'; group: Group } | { kind: 'session'; node: SessionNode; groupKey: string };
+
+const MODE_KEY = 'segue.groupMode';
+
+export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TreeNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private loading: Promise<Session[]> | undefined;
+  sessions: Session[] | undefined;
+  view: vscode.TreeView<TreeNode> | undefined;
+
+  constructor(
+    private readonly server: SegueServer,
+    private readonly state: vscode.Memento,
+  ) {}
+
+  get mode(): GroupMode {
+    return this.state.get<GroupMode>(MODE_KEY, 'runtime');
+  }
+
+  async setMode(mode: GroupMode): Promise<void> {
+    await this.state.update(MODE_KEY, mode);
+    this.changed.fire(undefined);
+  }
+
+  async toggleMode(): Promise<GroupMode> {
+    const next = this.mode === 'runtime' ? 'workspace' : 'runtime';
+    await this.setMode(next);
+    return next;
+  }
+
+  /** Forget the listing; the view asks again (and so reloads) only if it is visible. */
+  refresh(): void {
+    this.sessions = undefined;
+    this.loading = undefined;
+    this.changed.fire(undefined);
+  }
+
+  /** The current listing, loading it if needed (also used by tests and pickers). */
+  load(): Promise<Session[]> {
+    if (this.sessions) {
+      return Promise.resolve(this.sessions);
+    }
+    if (!this.loading) {
+      const loading = this.server
+        .request<ListSessionsResult>(Methods.listSessions, { include_subagents: true, limit: 1000 })
+        .then((r) => {
+          if (this.loading === loading) {
+            this.sessions = r.sessions;
+          }
+          this.setMessage(r.sessions.length === 0 ? 'No sessions found in the Claude Code, Codex, OpenCode or Cline stores.' : undefined);
+          return r.sessions;
+        });
+      loading.catch(() => {
+        if (this.loading === loading) {
+          this.loading = undefined;
+        }
+      });
+      this.loading = loading;
+    }
+    return this.loading;
+  }
+
+  private setMessage(message: string | undefined): void {
+    if (this.view) {
+      this.view.message = message;
+    }
+  }
+
+  folders(): string[] {
+    return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  }
+
+  async groups(): Promise<Group[]> {
+    return group(await this.load(), this.mode, this.folders());
+  }
+
+  async getChildren(node?: TreeNode): Promise<TreeNode[]> {
+    if (!node) {
+      try {
+        return (await this.groups()).map((g) => ({ kind: 'group', group: g }));
+      } catch (e) {
+        const { message, fix } = explain(e);
+        this.setMessage(`${message}${fix ? ` ${fix}` : ''}`);
+        return [];
+      }
+    }
+    if (node.kind === 'group') {
+      return node.group.nodes.map((n) => ({ kind: 'session', node: n, groupKey: node.group.key }));
+    }
+    return node.node.children.map((n) => ({ kind: 'session', node: n, groupKey: node.groupKey }));
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    if (node.kind === 'group') {
+      return groupItem(node.group);
+    }
+    return sessionItem(node.node, node.groupKey, Date.now());
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function groupItem(g: Group): vscode.TreeItem {
+  const label = g.kind === 'folder' || g.kind === 'directory' ? tildePath(g.label, os.homedir()) : g.label;
+  const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `group/${g.key}`;
+  item.contextValue = `segue.group.${g.kind}`;
+  item.description = `${g.nodes.length}`;
+  item.iconPath = new vscode.ThemeIcon(
+    g.kind === 'runtime' ? runtimeIcon(g.key.slice('runtime:'.length)) : g.kind === 'folder' ? 'root-folder' : 'folder',
+  );
+  return item;
+}
+
+export function sessionItem(node: SessionNode, groupKey: string, now: number): vscode.TreeItem {
+  const s = node.session;
+  const item = new vscode.TreeItem(
+    sessionTitle(s, 80),
+    node.children.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
+  item.id = `${groupKey}/${s.runtime}:${s.id}`;
+  const flags = [s.live ? '.live' : '', s.handed_off ? '.handedOff' : '', s.parent_id ? '.subagent' : ''];
+  item.contextValue = `segue.session${flags.join('')}`;
+  item.description = [s.branch, age(s.updated_at ?? s.started_at, now), ...marks(s)].filter(Boolean).join(' · ');
+  item.iconPath = new vscode.ThemeIcon(
+    s.live ? 'pulse' : s.handed_off ? 'arrow-swap' : s.parent_id ? 'type-hierarchy-sub' : runtimeIcon(s.runtime),
+  );
+  item.tooltip = tooltip(s, now);
+  item.command = { command: 'segue.openBrief', title: 'Open Brief', arguments: [s] };
+  return item;
+}
+
+function tooltip(s: Session, now: number): vscode.MarkdownString {
+  // Session text is untrusted: appendText escapes it, and the string is not trusted (no command links).
+  const md = new vscode.MarkdownString();
+  md.appendText(sessionTitle(s, 200));
+  md.appendMarkdown('\n\n');
+  const rows: [string, string | null][] = [
+    ['Runtime', runtimeName(s.runtime)],
+    ['Session', s.id],
+    ['Directory', s.cwd],
+    ['Branch', s.branch],
+    ['Model', s.model],
+    ['Updated', s.updated_at],
+    ['Started', s.started_at],
+    ['Subagents', s.subagent_count ? String(s.subagent_count) : null],
+    ['Continues', s.continues ? `${s.continues.runtime}:${s.continues.id}` : null],
+    ['Status', [s.live ? 'live' : '', handedOffText(s.handed_off, now)].filter(Boolean).join(', ') || null],
+    ['Resume', s.resumable ? 'native' : `new session from the brief (${s.resume_blocker ?? 'not resumable'})`],
+    ['Problems', s.problems.length ? s.problems.join('; ') : null],
+  ];
+  for (const [k, v] of rows) {
+    if (v) {
+      md.appendMarkdown(`**${k}:** `);
+      md.appendText(v);
+      md.appendMarkdown('  \n');
+    }
+  }
+  return md;
+}
