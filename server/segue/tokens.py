@@ -51,10 +51,7 @@ class TokenError(Exception):
 
 
 def new_token() -> str:
-    while True:
-        tok = "h_" + secrets.token_urlsafe(24)
-        if TOKEN_SHAPE.match(tok):  # always true; the loop documents the invariant
-            return tok
+    return "h_" + secrets.token_urlsafe(24)  # 34 characters; the prefix means it never starts with '-'
 
 
 def digest(token: str) -> str:
@@ -194,7 +191,7 @@ class Registry:
         """Under the lock: read, set a corrupt registry aside, sweep what has expired."""
         try:
             reg = self._parse(self._read_bytes())
-        except (ValueError, UnicodeDecodeError) as e:
+        except (ValueError, UnicodeDecodeError, OSError) as e:  # OSError: a symlink (O_NOFOLLOW) or worse
             aside = self.state.root / f"handoff_tokens.corrupt-{int(self.clock())}-{secrets.token_hex(2)}.json"
             try:
                 os.replace(self.state.tokens_file, aside)
