@@ -1,0 +1,169 @@
+"""Listing mechanics independent of any runtime's format: order, nesting, filters, references, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from segue import listing
+from segue.listing import AmbiguousSession, Listing, SessionNotFound, cwd_within, resolve, scan
+from segue.model import ReadStats, Session, Step, iso, parse_time
+from segue.paths import StateDir
+from segue.stores.base import Env, Location, Reader, Source, fingerprint
+
+
+def S(rt: str, sid: str, t: float, parent: str | None = None, cwd: str = "/w/a") -> Session:
+    return Session(runtime=rt, id=sid, store_path=f"/s/{sid}", updated_at=t, started_at=t - 10, parent_id=parent,
+                   cwd=cwd)
+
+
+def test_iso_has_milliseconds_and_z() -> None:
+    assert iso(0.5) == "1970-01-01T00:00:00.500Z"
+    assert iso(parse_time("2026-11-29T10:00:09.987Z")) == "2026-11-29T10:00:09.987Z"
+    assert parse_time(1795946532453) == pytest.approx(1795946532.453)
+    assert parse_time("garbage") is None and parse_time(None) is None and parse_time(True) is None
+
+
+def test_newest_first_with_subagents_after_their_parent() -> None:
+    ls = Listing(sessions=[S("claude", "old", 100), S("codex", "new", 300), S("codex", "kid2", 310, "new"),
+                           S("codex", "kid1", 305, "new"), S("codex", "grandkid", 306, "kid1"),
+                           S("claude", "mid", 200)])
+    assert [s.id for s in ls.ordered()] == ["new", "mid", "old"]
+    assert [s.id for s in ls.ordered(include_subagents=True)] == ["new", "kid1", "grandkid", "kid2", "mid", "old"]
+    assert [s.id for s in ls.ordered(limit=2, include_subagents=True)] == ["new", "kid1", "grandkid", "kid2", "mid"]
+    assert [s.id for s in ls.ordered(runtimes=["claude"])] == ["mid", "old"]
+
+
+def test_orphan_subagents_show_only_with_all_and_cycles_terminate() -> None:
+    ls = Listing(sessions=[S("codex", "a", 1, "b"), S("codex", "b", 2, "a"), S("codex", "orphan", 3, "gone")])
+    assert [s.id for s in ls.ordered()] == []
+    assert [s.id for s in ls.ordered(include_subagents=True)] == ["orphan"]
+
+
+def test_dir_filter_is_path_or_below(tmp_path: Path) -> None:
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    (tmp_path / "project2").mkdir()
+    assert cwd_within(str(tmp_path / "proj"), str(tmp_path / "proj"))
+    assert cwd_within(str(tmp_path / "proj" / "sub"), str(tmp_path / "proj"))
+    assert not cwd_within(str(tmp_path / "project2"), str(tmp_path / "proj"))
+    assert not cwd_within(None, str(tmp_path))
+    link = tmp_path / "link"
+    os.symlink(tmp_path / "proj", link)
+    assert cwd_within(str(tmp_path / "proj" / "sub"), str(link))
+
+
+def test_references() -> None:
+    pool = [S("claude", "abc123", 1), S("codex", "abd999", 2), S("codex", "zzz", 3)]
+    assert resolve(pool, "claude:abc123").id == "abc123"
+    assert resolve(pool, "abc").id == "abc123"
+    assert resolve(pool, "codex:ab").id == "abd999"
+    with pytest.raises(AmbiguousSession) as e:
+        resolve(pool, "ab")
+    assert "claude:abc123" in str(e.value) and "codex:abd999" in str(e.value)
+    with pytest.raises(SessionNotFound):
+        resolve(pool, "nope")
+    with pytest.raises(SessionNotFound):
+        resolve(pool, "opencode:abc")
+    with pytest.raises(SessionNotFound):
+        resolve(pool, "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The cache, with a minimal reader over a directory of tiny JSON files (a test double of the interface)
+
+class DirReader(Reader):
+    runtime = "claude"
+    reads: list[str] = []
+
+    def locations(self) -> list[Location]:
+        root = self.env.home / "store"
+        return [Location(str(root), root.is_dir())]
+
+    def sources(self) -> Iterator[Source]:
+        root = self.env.home / "store"
+        if root.is_dir():
+            for p in sorted(root.iterdir()):
+                yield Source(self.runtime, str(p), fingerprint(p))
+
+    def summarize(self, source: Source) -> list[Session]:
+        DirReader.reads.append(source.path)
+        data = json.loads(Path(source.path).read_text())
+        return [Session(runtime="claude", id=data["id"], store_path=source.path, updated_at=data["t"],
+                        first_request=data.get("q"), locator={"priority": data.get("prio", 0)})]
+
+    def steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        yield Step("request", session.first_request or "")
+
+
+@pytest.fixture
+def dir_reader(monkeypatch: pytest.MonkeyPatch) -> type[DirReader]:
+    mod = types.ModuleType("segue_test_dirreader")
+    mod.DirReader = DirReader  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "segue_test_dirreader", mod)
+    monkeypatch.setitem(listing._READERS, "claude", ("segue_test_dirreader", "DirReader"))
+    DirReader.reads = []
+    return DirReader
+
+
+def test_cache_rereads_only_changed_sources(tmp_path: Path, dir_reader: type[DirReader]) -> None:
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(5):
+        (store / f"{i}.json").write_text(json.dumps({"id": f"s{i}", "t": i}))
+    env = Env(home=tmp_path / "home")
+    state = StateDir(tmp_path / "state")
+    first = scan(env, state, ["claude"])
+    assert len(first.sessions) == 5 and len(dir_reader.reads) == 5
+    dir_reader.reads.clear()
+    again = scan(env, state, ["claude"])
+    assert dir_reader.reads == [] and {s.id for s in again.sessions} == {f"s{i}" for i in range(5)}
+    (store / "3.json").write_text(json.dumps({"id": "s3", "t": 33, "q": "changed"}))
+    (store / "9.json").write_text(json.dumps({"id": "s9", "t": 9}))
+    (store / "0.json").unlink()
+    third = scan(env, state, ["claude"])
+    assert sorted(dir_reader.reads) == [str(store / "3.json"), str(store / "9.json")]
+    by_id = {s.id: s for s in third.sessions}
+    assert "s0" not in by_id and by_id["s3"].first_request == "changed"
+    assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "listing.json") == 0o600
+
+
+def stat_mode(p: Path) -> int:
+    return os.stat(p).st_mode & 0o777
+
+
+def test_damaged_source_is_skipped_with_reason_and_others_list(tmp_path: Path, dir_reader: type[DirReader]) -> None:
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (store / "good.json").write_text(json.dumps({"id": "ok", "t": 1}))
+    (store / "bad.json").write_text("{truncated")
+    out = scan(Env(home=tmp_path / "home"), StateDir(tmp_path / "state"), ["claude"])
+    assert [s.id for s in out.sessions] == ["ok"]
+    assert len(out.skipped) == 1 and out.skipped[0].path.endswith("bad.json")
+    assert "JSONDecodeError" in out.skipped[0].reason
+
+
+def test_duplicates_keep_the_higher_priority_source(tmp_path: Path, dir_reader: type[DirReader]) -> None:
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (store / "a.json").write_text(json.dumps({"id": "dup", "t": 5, "q": "archived", "prio": 0}))
+    (store / "b.json").write_text(json.dumps({"id": "dup", "t": 1, "q": "live", "prio": 1}))
+    out = scan(Env(home=tmp_path / "home"), None, ["claude"])
+    assert [(s.id, s.first_request) for s in out.sessions] == [("dup", "live")]
+
+
+def test_damaged_cache_is_rebuilt(tmp_path: Path, dir_reader: type[DirReader]) -> None:
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (store / "a.json").write_text(json.dumps({"id": "a", "t": 5}))
+    state = StateDir(tmp_path / "state")
+    scan(Env(home=tmp_path / "home"), state, ["claude"])
+    (state.cache / "listing.json").write_text("garbage")
+    out = scan(Env(home=tmp_path / "home"), state, ["claude"])
+    assert [s.id for s in out.sessions] == ["a"]
+    assert json.loads((state.cache / "listing.json").read_text())["version"] == listing.CACHE_VERSION
