@@ -171,12 +171,13 @@ class Service:
                 "session": {"runtime": session.runtime, "id": session.id, "title": session.title}}
 
     def claim(self, token: str, as_surface: str, tail: int = 20) -> dict[str, Any]:
-        from segue.brief import STEP_CAP
-        from segue.quote import clean, mark_invisible
-        from segue.resume import PlanRefused
         from segue.tokens import Registry
 
         entry = Registry(self.state, clock=self.clock).claim(token, as_surface)
+        from segue.brief import STEP_CAP
+        from segue.quote import clean, mark_invisible
+        from segue.resume import PlanRefused
+
         ref = f"{entry['runtime']}:{entry['session_id']}"
         session, _ = self.find(ref)
         # the tail is read fresh from the runtime's store at claim time
