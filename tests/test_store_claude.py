@@ -1,0 +1,925 @@
+"""Claude Code reader: every store generation (C1 inline sidechains, C2 sibling agent files, C3 subagent
+directories), the request/injection rules, exit codes, bad input, read-only behaviour, and the store the
+real Claude Code wrote (tests/fixtures/real/claude)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from segue.model import ReadStats, Session, Step
+from segue.stores.base import MAX_TEXT, Env
+from segue.stores.claude import ClaudeReader, command_exit_code, request_text, subagent_session_id
+
+from tests.conftest import real_fixture
+
+CWD = "/home/me/src/proj"
+SID = "11111111-2222-4333-8444-555555555555"
+T0 = "2026-11-29T10:00:00.000Z"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Builders: records shaped like Claude Code's own (compact JSON, its key order)
+
+
+def dump(rec: dict[str, Any]) -> str:
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False)
+
+
+def ts(i: int) -> str:
+    return f"2026-11-29T10:{i // 60:02d}:{i % 60:02d}.000Z"
+
+
+class Log:
+    """Builds one transcript. `n` advances timestamps and uuids."""
+
+    def __init__(self, sid: str = SID, cwd: str = CWD, branch: str = "main", version: str = "2.1.197",
+                 sidechain: bool = False, agent_id: str | None = None) -> None:
+        self.sid, self.cwd, self.branch, self.version = sid, cwd, branch, version
+        self.sidechain, self.agent_id = sidechain, agent_id
+        self.lines: list[str] = []
+        self.n = 0
+        self.parent: str | None = None
+
+    def env(self, rec: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        self.n += 1
+        uid = f"u{self.n:04d}-{self.sid[:8]}"
+        out = {"parentUuid": self.parent, "isSidechain": kw.pop("sidechain", self.sidechain), **rec,
+               "uuid": uid, "timestamp": kw.pop("timestamp", ts(self.n)), "userType": "external",
+               "cwd": kw.pop("cwd", self.cwd), "sessionId": self.sid, "version": self.version,
+               "gitBranch": kw.pop("branch", self.branch)}
+        if self.agent_id:
+            out["agentId"] = self.agent_id
+        out.update(kw)
+        self.parent = uid
+        return out
+
+    def raw(self, line: str) -> Log:
+        self.lines.append(line)
+        return self
+
+    def rec(self, rec: dict[str, Any]) -> Log:
+        return self.raw(dump(rec))
+
+    def user(self, content: Any, **kw: Any) -> Log:
+        return self.rec(self.env({"type": "user", "message": {"role": "user", "content": content}}, **kw))
+
+    def assistant(self, blocks: list[dict[str, Any]], mid: str = "msg_1", model: str = "claude-x-1",
+                  **kw: Any) -> Log:
+        msg = {"model": model, "id": mid, "type": "message", "role": "assistant", "content": blocks,
+               "stop_reason": None}
+        return self.rec(self.env({"message": msg, "requestId": "req_1", "type": "assistant"}, **kw))
+
+    def text(self, text: str, mid: str = "msg_t", **kw: Any) -> Log:
+        return self.assistant([{"type": "text", "text": text}], mid=mid, **kw)
+
+    def tool(self, tid: str, name: str, inp: dict[str, Any], mid: str = "msg_2", **kw: Any) -> Log:
+        return self.assistant([{"type": "tool_use", "id": tid, "name": name, "input": inp}], mid=mid, **kw)
+
+    def result(self, tid: str, content: Any, tur: Any = None, is_error: bool = False, **kw: Any) -> Log:
+        block = {"tool_use_id": tid, "type": "tool_result", "content": content, "is_error": is_error}
+        rec = self.env({"type": "user", "message": {"role": "user", "content": [block]}}, **kw)
+        if tur is not None:
+            rec["toolUseResult"] = tur
+        return self.rec(rec)
+
+    def bash(self, tid: str, cmd: str, out: str = "", code: int = 0, **kw: Any) -> Log:
+        self.tool(tid, "Bash", {"command": cmd, "description": "run"}, **kw)
+        if code:
+            content = f"Exit code {code}\n{out}"
+            return self.result(tid, content, f"Error: {content}", is_error=True, **kw)
+        return self.result(tid, out, {"stdout": out, "stderr": "", "interrupted": False, "isImage": False,
+                                      "noOutputExpected": False}, **kw)
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(ln + "\n" for ln in self.lines), encoding="utf-8")
+        return path
+
+
+def claude_home(tmp_path: Path) -> tuple[Env, Path]:
+    root = tmp_path / "home" / ".claude"
+    (root / "projects").mkdir(parents=True)
+    return Env(home=tmp_path / "home", environ={}), root
+
+
+def proj(root: Path, cwd: str = CWD) -> Path:
+    d = root / "projects" / "".join(c if c.isalnum() else "-" for c in cwd)
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def listing(reader: ClaudeReader) -> dict[str, Session]:
+    out: dict[str, Session] = {}
+    for src in reader.sources():
+        for s in reader.summarize(src):
+            assert s.id not in out, f"duplicate id {s.id}"
+            out[s.id] = s
+    return out
+
+
+def all_steps(reader: ClaudeReader, s: Session) -> tuple[list[Step], ReadStats]:
+    stats = ReadStats()
+    return list(reader.steps(s, stats)), stats
+
+
+def of(steps: list[Step], kind: str) -> list[Step]:
+    return [st for st in steps if st.kind == kind]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# C3 (2.1.x): a full session with subagents, titles, every exit-code form
+
+
+def c3_session(root: Path) -> Path:
+    d = proj(root)
+    log = Log()
+    log.raw(dump({"type": "queue-operation", "operation": "enqueue", "timestamp": ts(0), "sessionId": SID,
+                  "content": "Fix the build please"}))
+    log.user("Fix the build please", branch="main")
+    log.rec(log.env({"attachment": {"type": "skill_listing", "content": "- init: …"}, "type": "attachment"}))
+    log.text("Looking.", mid="msg_a")
+    log.bash("toolu_ok", "echo hello > out.txt && ls", out="out.txt")
+    log.bash("toolu_fail", "ls /nonexistent-dir", out="ls: cannot access '/nonexistent-dir'", code=2)
+    log.tool("toolu_grep", "Bash", {"command": "grep -r nothing ."})
+    log.result("toolu_grep", "", {"stdout": "", "stderr": "", "interrupted": False,
+                                  "returnCodeInterpretation": "No matches found"})
+    log.tool("toolu_int", "Bash", {"command": "sleep 100"})
+    log.result("toolu_int", "[Request interrupted by user for tool use]",
+               {"stdout": "", "stderr": "", "interrupted": True}, is_error=True)
+    log.tool("toolu_bg", "Bash", {"command": "npm run dev", "run_in_background": True})
+    log.result("toolu_bg", "Command running in background with ID: b1",
+               {"stdout": "", "stderr": "", "interrupted": False, "backgroundTaskId": "b1"})
+    log.tool("toolu_read", "Read", {"file_path": "/home/me/src/proj/a.py"})
+    log.result("toolu_read", "1\tprint('x')\n", {"type": "text", "file": {"filePath": "a.py"}})
+    log.tool("toolu_w", "Write", {"file_path": f"{CWD}/notes.md", "content": "a\nb\nc\n"})
+    log.result("toolu_w", "File created successfully", {"type": "create", "filePath": f"{CWD}/notes.md",
+                                                         "content": "a\nb\nc\n", "structuredPatch": []})
+    log.tool("toolu_e", "Edit", {"file_path": f"{CWD}/a.py", "old_string": "x", "new_string": "y"})
+    log.result("toolu_e", "The file has been updated.", {
+        "filePath": f"{CWD}/a.py", "structuredPatch": [
+            {"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 3,
+             "lines": [" keep", "-print('x')", "+print('y')", "+print('z')"]}]})
+    log.tool("toolu_e2", "Edit", {"file_path": f"{CWD}/missing.py", "old_string": "x", "new_string": "y"})
+    log.result("toolu_e2", "<tool_use_error>File does not exist.</tool_use_error>",
+               "Error: File does not exist.", is_error=True)
+    log.tool("toolu_web", "WebFetch", {"url": "http://127.0.0.1/docs", "prompt": "summarise"})
+    log.result("toolu_web", "docs", {"bytes": 4})
+    log.tool("toolu_ag", "Agent", {"description": "Count files", "prompt": "Count the files here",
+                                   "subagent_type": "general-purpose"})
+    log.result("toolu_ag", [{"type": "text", "text": "There are 3 files."}],
+               {"status": "completed", "agentId": "a0123456789abcdef", "agentType": "general-purpose",
+                "totalDurationMs": 10})
+    log.rec({"type": "ai-title", "aiTitle": "Fixing the build", "sessionId": SID})
+    log.user("<command-name>/compact</command-name>\n<command-message>compact</command-message>\n"
+             "<command-args>keep tests</command-args>")
+    log.user("<local-command-stdout>Compacted</local-command-stdout>")
+    log.user("This session is being continued from a previous conversation…", isCompactSummary=True)
+    log.user("Now also run the tests", branch="feature/x")
+    log.assistant([{"type": "text", "text": "API Error: 500"}], mid="msg_syn", model="<synthetic>")
+    log.text("All done: tests pass.", mid="msg_last", branch="feature/x")
+    log.rec({"type": "last-prompt", "lastPrompt": "Now also run the tests", "leafUuid": log.parent,
+             "sessionId": SID})
+    log.write(d / f"{SID}.jsonl")
+
+    sub = d / SID / "subagents"
+    agent = Log(sidechain=True, agent_id="a0123456789abcdef")
+    agent.user("Count the files here")
+    agent.bash("toolu_s1", "ls | wc -l", out="3")
+    agent.text("3 files.", mid="msg_s")
+    agent.write(sub / "agent-a0123456789abcdef.jsonl")
+    (sub / "agent-a0123456789abcdef.meta.json").write_text(json.dumps(
+        {"agentType": "general-purpose", "description": "Count files", "toolUseId": "toolu_ag",
+         "spawnDepth": 1}))
+    wf = sub / "workflows" / "wf_abc"
+    wfa = Log(sidechain=True, agent_id="awf1")
+    wfa.user("Workflow step one")
+    wfa.write(wf / "agent-awf1.jsonl")
+    (wf / "journal.jsonl").write_text('{"type":"phase","name":"one"}\n')
+    (d / SID / "tool-results").mkdir()
+    (d / SID / "tool-results" / "toolu_big.txt").write_text("big output")
+    return d
+
+
+def test_c3_listing(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    c3_session(root)
+    r = ClaudeReader(env)
+    got = listing(r)
+    assert set(got) == {SID, "agent-a0123456789abcdef", "agent-awf1"}  # journal.jsonl is no session
+    s = got[SID]
+    assert s.first_request == "Fix the build please"
+    assert s.cwd == CWD
+    assert s.branch == "feature/x"  # the latest non-empty gitBranch
+    assert s.title == "Fixing the build"
+    assert s.model == "claude-x-1"  # <synthetic> ignored
+    assert s.parent_id is None and s.resumable and s.resume_blocker is None
+    assert s.started_at == pytest.approx(1795946400.0)  # the queue-operation at 10:00:00
+    assert s.updated_at is not None and s.updated_at > s.started_at
+    assert s.problems == []
+    assert s.locator["priority"] == 1
+
+    sub = got["agent-a0123456789abcdef"]
+    assert sub.parent_id == SID
+    assert sub.resumable is False and sub.resume_blocker == "subagent"
+    assert sub.first_request == "Count the files here"
+    assert sub.title == "Count files"  # .meta.json description
+    assert sub.cwd == CWD
+    assert sub.locator["agent_type"] == "general-purpose"
+    assert got["agent-awf1"].parent_id == SID
+
+
+def test_c3_steps(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    c3_session(root)
+    r = ClaudeReader(env)
+    got = listing(r)
+    steps, stats = all_steps(r, got[SID])
+    assert stats.damaged_lines == 0
+    cmds = [(st.text, st.exit_code) for st in of(steps, "command")]
+    assert cmds == [("echo hello > out.txt && ls", 0), ("ls /nonexistent-dir", 2),
+                    ("grep -r nothing .", 1), ("sleep 100", None), ("npm run dev", None)]
+    edits = [(st.path, st.added, st.removed) for st in of(steps, "edit")]
+    assert edits == [(f"{CWD}/notes.md", 3, 0), (f"{CWD}/a.py", 2, 1)]  # the failed Edit is left out
+    subs = of(steps, "subagent")
+    assert [(st.text, st.ref) for st in subs] == [("Count the files here", "agent-a0123456789abcdef")]
+    assert subs[0].ref in got  # the ref names a listed session
+    tools = [st.text for st in of(steps, "tool")]
+    assert "WebFetch: http://127.0.0.1/docs" in tools
+    assert "Slash command: /compact keep tests" in tools
+    assert not any(t.startswith("Read") for t in tools)
+    assert [st.text for st in of(steps, "request")] == ["Fix the build please", "Now also run the tests"]
+    msgs = [st.text for st in of(steps, "message")]
+    assert msgs[-1] == "All done: tests pass." and "API Error: 500" not in msgs
+    assert steps[-1].kind == "message"
+    # order: the first request comes first, the failing command before the edits
+    kinds = [st.kind for st in steps]
+    assert kinds[0] == "request"
+    assert kinds.index("command") < kinds.index("edit") < kinds.index("subagent")
+
+    sub_steps, _ = all_steps(r, got["agent-a0123456789abcdef"])
+    assert [(st.kind, st.text) for st in sub_steps][:2] == [("request", "Count the files here"),
+                                                          ("command", "ls | wc -l")]
+    assert of(sub_steps, "command")[0].exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# C2 (2.0.x) and C1 (1.0.x)
+
+
+def test_c2_sibling_agent_files(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    parent = Log(version="2.0.30")
+    parent.user("Explore the repo")
+    parent.tool("toolu_t", "Task", {"description": "Explore", "prompt": "List modules",
+                                    "subagent_type": "Explore"})
+    parent.result("toolu_t", [{"type": "text", "text": "ok"}], {"status": "completed", "agentId": "3f2a1b0c",
+                                                               "content": [], "totalDurationMs": 5})
+    parent.write(d / f"{SID}.jsonl")
+    # the agent file carries the PARENT's sessionId
+    agent = Log(version="2.0.30", sidechain=True, agent_id="3f2a1b0c")
+    agent.user("List modules")
+    agent.bash("toolu_x", "ls src", out="a b")
+    agent.write(d / "agent-3f2a1b0c.jsonl")
+    warm = Log(version="2.0.30", sidechain=True, agent_id="0000beef")
+    warm.user("Warmup")
+    warm.write(d / "agent-0000beef.jsonl")
+
+    r = ClaudeReader(env)
+    got = listing(r)
+    assert set(got) == {SID, "agent-3f2a1b0c", "agent-0000beef"}
+    for aid in ("agent-3f2a1b0c", "agent-0000beef"):
+        assert got[aid].parent_id == SID  # never top-level
+        assert got[aid].resume_blocker == "subagent" and not got[aid].resumable
+    assert got["agent-3f2a1b0c"].first_request == "List modules"
+    steps, _ = all_steps(r, got[SID])
+    assert [(st.text, st.ref) for st in of(steps, "subagent")] == [("List modules", "agent-3f2a1b0c")]
+    assert of(all_steps(r, got["agent-3f2a1b0c"])[0], "command")[0].text == "ls src"
+
+
+def test_c1_inline_sidechains(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    log = Log(version="1.0.51")
+    log.rec({"type": "summary", "summary": "Old summary", "leafUuid": "x"})
+    log.rec({"type": "summary", "summary": "Refactor parser", "leafUuid": "y"})
+    log.user("Refactor the parser")
+    log.tool("toolu_task", "Task", {"description": "Find callers", "prompt": "Find all callers of parse()"})
+    # the subagent's turns, inline
+    log.user("Find all callers of parse()", sidechain=True)
+    log.text("Searching", mid="msg_side", sidechain=True)
+    log.tool("toolu_sb", "Bash", {"command": "grep -rn parse ."}, mid="msg_side2", sidechain=True)
+    log.result("toolu_sb", "Exit code 2\ngrep: bad", is_error=True, sidechain=True)
+    log.tool("toolu_sw", "Write", {"file_path": f"{CWD}/callers.txt", "content": "x\n"}, mid="m3",
+             sidechain=True)
+    log.result("toolu_sw", "ok", {"type": "create", "filePath": f"{CWD}/callers.txt"}, sidechain=True)
+    log.tool("toolu_sweb", "WebSearch", {"query": "parse"}, mid="m4", sidechain=True)
+    log.result("toolu_task", [{"type": "text", "text": "3 callers"}], {"content": [], "totalTokens": 9})
+    log.text("Found 3 callers.", mid="msg_end")
+    log.write(d / f"{SID}.jsonl")
+
+    r = ClaudeReader(env)
+    got = listing(r)
+    assert list(got) == [SID]  # sidechains are not separate sessions
+    s = got[SID]
+    assert s.title == "Refactor parser"  # the last summary
+    assert s.first_request == "Refactor the parser"
+    steps, _ = all_steps(r, s)
+    assert [st.text for st in of(steps, "request")] == ["Refactor the parser"]
+    assert "Searching" not in [st.text for st in of(steps, "message")]
+    # the subagent's effects on the workspace stay visible in the parent
+    assert [(st.text, st.exit_code) for st in of(steps, "command")] == [("grep -rn parse .", 2)]
+    assert [st.path for st in of(steps, "edit")] == [f"{CWD}/callers.txt"]
+    assert of(steps, "tool") == []
+    assert [(st.text, st.ref) for st in of(steps, "subagent")] == [("Find all callers of parse()", None)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Request rules, wrappers, caps, titles
+
+
+def test_injected_records_are_not_requests() -> None:
+    def u(content: Any, **kw: Any) -> dict[str, Any]:
+        return {"type": "user", "message": {"role": "user", "content": content}, **kw}
+
+    for rec in (
+        u("real", isMeta=True),
+        u("summary", isCompactSummary=True),
+        u("side", isSidechain=True),
+        u([{"type": "tool_result", "tool_use_id": "t", "content": "x"}]),
+        u("<command-name>/clear</command-name>"),
+        u("<command-message>init is analyzing</command-message>\n<command-name>/init</command-name>"),
+        u("<local-command-stdout></local-command-stdout>"),
+        u("<local-command-caveat>Caveat: …</local-command-caveat>"),
+        u("Caveat: The messages below were generated by the user while running local commands."),
+        u("<bash-input>ls</bash-input>"),
+        u("<bash-stdout>a</bash-stdout><bash-stderr></bash-stderr>"),
+        u("<system-reminder>x</system-reminder>"),
+        u("<task-notification>done</task-notification>"),
+        u("<user-memory-input>remember</user-memory-input>"),
+        u("[Request interrupted by user]"),
+        u("   "),
+        {"type": "assistant", "message": {"role": "assistant", "content": "x"}},
+        {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "x",
+                                              "commandMode": "task-notification"}},
+        {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "x", "isMeta": True}},
+        {"type": "attachment", "attachment": {"type": "file", "content": "x"}},
+    ):
+        assert request_text(rec) is None, rec
+    assert request_text(u("side", isSidechain=True), in_subagent=True) == "side"
+    assert request_text({"type": "attachment", "attachment": {"type": "queued_command",
+                                                              "prompt": "also fix lint",
+                                                              "commandMode": "prompt"}}) == "also fix lint"
+
+
+def test_wrappers_are_stripped_not_rejected() -> None:
+    ide = u_blocks = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "<ide_opened_file>The user opened the file /a.py in the IDE. This may or may "
+                                 "not be related.</ide_opened_file>"},
+        {"type": "text", "text": "Why does a.py fail?"},
+        {"type": "image", "source": {"type": "base64", "data": "AAAA"}}]}}
+    assert request_text(u_blocks) == "Why does a.py fail?"
+    assert ide is u_blocks
+    s = {"type": "user", "message": {"role": "user", "content":
+         "<ide_selection>The user selected lines 1-2</ide_selection>\n\nExplain this\n  code"}}
+    assert request_text(s) == "Explain this\n  code"  # the whole text after the wrapper, inner spacing kept
+    only = {"type": "user", "message": {"role": "user", "content": [
+        {"type": "text", "text": "<ide_opened_file>x</ide_opened_file>"}]}}
+    assert request_text(only) is None
+
+
+def test_first_request_cap_keeps_handoff_marker(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    marker = "[segue-handoff v1 from=codex:0199aa00-1111-7222-8333-444455556666]"
+    prompt = "Continue the work.\n" + ("brief line\n" * 2000) + f"Pick up here. {marker}\n"
+    assert len(prompt) > MAX_TEXT
+    log = Log()
+    log.user(prompt)
+    log.write(proj(root) / f"{SID}.jsonl")
+    s = listing(ClaudeReader(env))[SID]
+    assert s.first_request is not None and len(s.first_request) <= MAX_TEXT
+    assert s.first_request.startswith("Continue the work.\nbrief line")
+    assert s.first_request.splitlines()[-1] == f"Pick up here. {marker}"
+    short = "Please go on.\n" + marker
+    log2 = Log(sid="22222222-2222-4333-8444-555555555555")
+    log2.user(short)
+    log2.write(proj(root) / "22222222-2222-4333-8444-555555555555.jsonl")
+    assert listing(ClaudeReader(env))["22222222-2222-4333-8444-555555555555"].first_request == short
+
+
+def test_title_precedence(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.rec({"type": "summary", "summary": "S", "leafUuid": "x"})
+    log.user("first prompt\nsecond line")
+    log.rec({"type": "custom-title", "customTitle": "Mine", "sessionId": SID})
+    log.rec({"type": "ai-title", "aiTitle": "AI", "sessionId": SID})
+    log.rec({"type": "custom-title", "customTitle": "Mine later", "sessionId": SID})
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    assert listing(r)[SID].title == "Mine later"
+    p.write_text("".join(ln + "\n" for ln in log.lines if "custom-title" not in ln))
+    assert listing(r)[SID].title == "AI"
+    p.write_text("".join(ln + "\n" for ln in log.lines if "title" not in ln))
+    assert listing(r)[SID].title == "S"
+    p.write_text("".join(ln + "\n" for ln in log.lines if "title" not in ln and "summary" not in ln))
+    assert listing(r)[SID].title == "first prompt"
+
+
+def test_queued_and_bang_commands_in_steps(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Start")
+    log.raw(dump({"type": "queue-operation", "operation": "enqueue", "timestamp": ts(5), "sessionId": SID,
+                  "content": "also fix lint"}))
+    log.rec(log.env({"attachment": {"type": "queued_command", "prompt": "also fix lint",
+                                    "commandMode": "prompt"}, "type": "attachment"}))
+    log.user("<bash-input>make test</bash-input>")
+    log.user("<bash-stdout>ok</bash-stdout><bash-stderr></bash-stderr>")
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, _ = all_steps(r, listing(r)[SID])
+    assert [(st.kind, st.text) for st in steps] == [
+        ("request", "Start"), ("request", "also fix lint"), ("command", "make test")]
+    assert steps[-1].exit_code is None
+
+
+def test_exit_code_forms() -> None:
+    assert command_exit_code("Exit code 2\nls: nope", True, "Error: Exit code 2\nls: nope") == 2
+    assert command_exit_code("", True, "Error: Exit code 127\n") == 127
+    assert command_exit_code("out", False, {"stdout": "out", "interrupted": False}) == 0
+    assert command_exit_code("", False, {"interrupted": True}) is None
+    assert command_exit_code("bare stderr", True, None) is None  # old files: failed, code unknown
+    assert command_exit_code("", False, {"returnCodeInterpretation": "Files differ"}) == 1
+    assert command_exit_code("Exit code 1", True, {"interrupted": False}) == 1
+
+
+def test_pending_calls_without_results(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Go")
+    log.tool("toolu_run", "Bash", {"command": "make"})
+    log.tool("toolu_ed", "Edit", {"file_path": "/x.py", "old_string": "a", "new_string": "b"}, mid="m3")
+    log.user("Stop, do something else")  # a new turn: the calls were interrupted
+    log.tool("toolu_live", "Bash", {"command": "sleep 5"}, mid="m4")  # still running
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, _ = all_steps(r, listing(r)[SID])
+    assert [(st.kind, st.text or st.path, st.exit_code) for st in steps] == [
+        ("request", "Go", None), ("command", "make", None), ("edit", "/x.py", None),
+        ("request", "Stop, do something else", None), ("command", "sleep 5", None)]
+
+
+def test_duplicate_lines_yield_once(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Go")
+    log.bash("toolu_1", "make", out="ok")
+    log.lines = log.lines[:2] + log.lines[1:]  # the tool_use line written twice
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, _ = all_steps(r, listing(r)[SID])
+    assert [(st.kind, st.text) for st in steps] == [("request", "Go"), ("command", "make")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Head/tail limits, deep reads, huge records
+
+
+def test_first_request_deeper_than_head(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    for i in range(60):  # > 32 KiB of injected context before the first typed prompt
+        log.user(f"<system-reminder>{'context ' * 100}{i}</system-reminder>", isMeta=True)
+    log.user("The real question")
+    for i in range(80):
+        log.text("filler " * 100, mid=f"m{i}")
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    at, size = p.read_bytes().index(b"The real question"), p.stat().st_size
+    assert 32 * 1024 < at < size - 32 * 1024  # neither in the head nor in the tail
+    s = listing(ClaudeReader(env))[SID]
+    assert s.first_request == "The real question"
+    assert s.locator.get("read_deep") is True and s.problems == []
+
+
+def test_progress_and_unwanted_results_are_skipped_undecoded(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Go")
+    log.tool("toolu_r", "Read", {"file_path": "/big"})
+    # These lines are deliberately NOT valid JSON after their markers: decoding them would count damage.
+    log.raw('{"parentUuid":"x","isSidechain":false,"type":"progress","data":{"message":{"type":"user",'
+            '"message":{"role":"user","content":"nested"}}} BROKEN')
+    log.raw('{"parentUuid":"x","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_r",'
+            '"type":"tool_result","content":"' + "x" * 100 + '" BROKEN')
+    log.raw('{"type":"file-history-snapshot","messageId":"m","snapshot":{} BROKEN')
+    log.bash("toolu_b", "make", out="ok")
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, stats = all_steps(r, listing(r)[SID])
+    assert stats.damaged_lines == 0
+    assert [(st.kind, st.text) for st in steps] == [("request", "Go"), ("command", "make")]
+    # control: a damaged line that is not skippable by bytes is counted
+    log.raw('{"parentUuid":"x","type":"user","message":{"role":"user","content":"half')
+    log.user("after")
+    log.write(proj(root) / f"{SID}.jsonl")
+    steps, stats = all_steps(r, listing(r)[SID])
+    assert stats.damaged_lines == 1 and steps[-1].text == "after"
+
+
+@pytest.mark.slow
+def test_huge_lines_and_big_results(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    # a first prompt with a 50 MB image: the line is far past the head
+    log.user([{"type": "image", "source": {"type": "base64", "data": "A" * (50 * 1024 * 1024)}},
+              {"type": "text", "text": "What is in this picture?"}])
+    log.tool("toolu_big", "Bash", {"command": "cat huge.log; exit 3"})
+    out = "line\n" * 400_000  # 2 MB of output: read by byte patterns
+    log.result("toolu_big", f"Exit code 3\n{out}", f"Error: Exit code 3\n{out}", is_error=True)
+    log.tool("toolu_big2", "Bash", {"command": "cat huge.log"}, mid="m9")
+    log.result("toolu_big2", out, {"stdout": out, "stderr": "", "interrupted": False})
+    log.text("done", mid="m10", branch="feat")
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    assert p.stat().st_size > 50 * 1024 * 1024
+    r = ClaudeReader(env)
+    t = time.monotonic()
+    s = listing(r)[SID]
+    assert s.first_request == "What is in this picture?" and s.locator.get("read_deep") is True
+    assert s.cwd == CWD and s.branch == "feat"
+    steps, stats = all_steps(r, s)
+    assert [(st.text, st.exit_code) for st in of(steps, "command")] == [("cat huge.log; exit 3", 3),
+                                                                       ("cat huge.log", 0)]
+    assert stats.damaged_lines == 0
+    assert time.monotonic() - t < 20
+
+
+def test_line_over_cap_is_skipped_and_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import segue.stores.claude as mod
+
+    monkeypatch.setattr(mod, "MAX_LINE", 4096)  # same code path as a real 64 MiB line, smaller
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Go")
+    log.text("x" * 10_000, mid="huge")
+    log.bash("toolu_1", "make", out="ok")
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, stats = all_steps(r, listing(r)[SID])
+    assert stats.damaged_lines == 1
+    assert [(st.kind, st.text) for st in steps] == [("request", "Go"), ("command", "make")]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_truncated_last_line_is_silent(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("Go")
+    log.text("working", mid="m1")
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    with p.open("a") as f:
+        f.write('{"parentUuid":"x","type":"assistant","message":{"role":"assistant","content":[{"ty')
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    assert s.problems == [] and s.first_request == "Go"
+    steps, stats = all_steps(r, s)
+    assert stats.damaged_lines == 0 and [st.text for st in steps] == ["Go", "working"]
+
+
+def test_corrupt_middle_lines_and_invalid_utf8(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.raw("{not json at all")
+    log.user("Caf\udce9 order")  # placeholder, replaced below with a raw invalid byte
+    log.raw('{"type":"user","message":{"role":"user","content":"cut mid-file')
+    log.text("ok", mid="m1")
+    p = proj(root) / f"{SID}.jsonl"
+    data = "".join(ln + "\n" for ln in log.lines).encode("utf-8", "surrogateescape")
+    p.write_bytes(data)
+    assert b"Caf\xe9 order" in data
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    assert s.first_request == "Caf\ufffd order"
+    # a summary decodes only the lines it needs, so it reports the damage it met (the first line here)
+    assert "1 damaged line skipped" in s.problems
+    assert any("invalid UTF-8" in x for x in s.problems)
+    steps, stats = all_steps(r, s)
+    # steps() count what they decode; "{not json at all" carries no message marker and is passed by bytes
+    assert stats.damaged_lines == 1
+    assert [st.text for st in of(steps, "request")] == ["Caf\ufffd order"]
+
+
+def test_empty_and_unknown(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    (d / f"{SID}.jsonl").write_bytes(b"")
+    other = "33333333-2222-4333-8444-555555555555"
+    (d / f"{other}.jsonl").write_text(
+        '{"type":"brand-new-kind","weird":[1,2,{"x":null}]}\n'
+        '{"type":"user","message":{"role":"user","content":"hi"},"cwd":42,"timestamp":"not a time",'
+        '"gitBranch":null}\n'
+        '{"type":"user","message":{"role":"user","content":{"unexpected":"object"}},"cwd":"/w"}\n'
+        '[1,2,3]\n"just a string"\n')
+    r = ClaudeReader(env)
+    got = listing(r)
+    assert got[SID].problems == ["empty file"] and got[SID].first_request is None
+    o = got[other]
+    assert o.first_request == "hi" and o.cwd == "/w" and o.branch is None
+    assert "2 damaged lines skipped" in o.problems  # the array and the bare string
+    for s in got.values():
+        all_steps(r, s)
+
+
+def test_unreadable_sources_are_refused_not_hung(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    (d / "44444444-2222-4333-8444-555555555555.jsonl").mkdir()
+    (d / "55555555-2222-4333-8444-555555555555.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    os.mkfifo(d / "66666666-2222-4333-8444-555555555555.jsonl")
+    good = Log()
+    good.user("fine")
+    good.write(d / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    srcs = list(r.sources())
+    assert len(srcs) == 4
+    errors: dict[str, str] = {}
+    sessions = []
+
+    def run() -> None:
+        for src in srcs:
+            try:
+                sessions.extend(r.summarize(src))
+            except OSError as e:
+                errors[os.path.basename(src.path)] = str(e)
+        for s in list(sessions):
+            list(r.steps(s, ReadStats()))
+        fake = Session(runtime="claude", id="x", store_path=str(d / "66666666-2222-4333-8444-555555555555.jsonl"))
+        try:
+            list(r.steps(fake, ReadStats()))
+        except OSError as e:
+            errors["fifo-steps"] = str(e)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(10)
+    assert not th.is_alive(), "a FIFO or a directory hung the reader"
+    assert [s.id for s in sessions] == [SID]
+    assert "directory" in errors["44444444-2222-4333-8444-555555555555.jsonl"]
+    assert "55555555-2222-4333-8444-555555555555.jsonl" in errors
+    assert "FIFO" in errors["66666666-2222-4333-8444-555555555555.jsonl"]
+    assert "FIFO" in errors["fifo-steps"]
+
+
+def test_missing_store(tmp_path: Path) -> None:
+    r = ClaudeReader(Env(home=tmp_path / "nobody", environ={}))
+    assert list(r.sources()) == []
+    locs = r.locations()
+    assert [loc.exists for loc in locs] == [False, False]
+    assert locs[0].path == str(tmp_path / "nobody" / ".claude" / "projects")
+    assert "CLAUDE_CONFIG_DIR" in locs[0].how_to_override
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Roots, overrides, priorities, fingerprints, live
+
+
+def test_roots_and_overrides(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    xdg = tmp_path / "xdg"
+    a = Log(sid="aaaaaaaa-2222-4333-8444-555555555555")
+    a.user("in config dir")
+    a.write(cfg / "projects" / "-w" / f"{a.sid}.jsonl")
+    b = Log(sid="bbbbbbbb-2222-4333-8444-555555555555")
+    b.user("in xdg")
+    b.write(xdg / "claude" / "projects" / "-w" / f"{b.sid}.jsonl")
+    same = Log()
+    same.user("copy in xdg")
+    same.write(xdg / "claude" / "projects" / "-w" / f"{SID}.jsonl")
+    same.write(cfg / "projects" / "-w" / f"{SID}.jsonl")
+    home = tmp_path / "home"
+    (home / ".claude" / "projects" / "-w").mkdir(parents=True)
+    ignored = Log(sid="cccccccc-2222-4333-8444-555555555555")
+    ignored.user("default root, overridden")
+    ignored.write(home / ".claude" / "projects" / "-w" / f"{ignored.sid}.jsonl")
+
+    r = ClaudeReader(Env(home=home, environ={"CLAUDE_CONFIG_DIR": str(cfg), "XDG_CONFIG_HOME": str(xdg)}))
+    assert [loc.path for loc in r.locations()] == [str(cfg / "projects"), str(xdg / "claude" / "projects")]
+    found = [s for src in r.sources() for s in r.summarize(src)]
+    ids = sorted(s.id for s in found)
+    assert ids == sorted([a.sid, b.sid, SID, SID])
+    prio = {s.store_path: s.locator["priority"] for s in found if s.id == SID}
+    assert prio[str(cfg / "projects" / "-w" / f"{SID}.jsonl")] > prio[str(xdg / "claude" / "projects" / "-w"
+                                                                           / f"{SID}.jsonl")]
+    # the same directory reached twice (symlink) is read once
+    (tmp_path / "home2").mkdir()
+    (tmp_path / "home2" / ".config").mkdir()
+    os.symlink(cfg, tmp_path / "home2" / ".config" / "claude")
+    r2 = ClaudeReader(Env(home=tmp_path / "home2", environ={"CLAUDE_CONFIG_DIR": str(cfg)}))
+    assert len(list(r2.sources())) == 2
+
+
+def test_fingerprints_change_with_content(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    c3_session(root)
+    r = ClaudeReader(env)
+    before = {s.path: s.fingerprint for s in r.sources()}
+    p = proj(root) / f"{SID}.jsonl"
+    with p.open("a") as f:
+        f.write(dump({"type": "custom-title", "customTitle": "x", "sessionId": SID}) + "\n")
+    meta = proj(root) / SID / "subagents" / "agent-a0123456789abcdef.meta.json"
+    meta.write_text(json.dumps({"description": "Renamed"}))
+    after = {s.path: s.fingerprint for s in r.sources()}
+    changed = {k for k in after if after[k] != before[k]}
+    assert changed == {str(p), str(meta.with_name("agent-a0123456789abcdef.jsonl"))}
+    kinds = {os.path.basename(s.path): s.kind for s in r.sources()}
+    assert kinds[f"{SID}.jsonl"] == "session" and kinds["agent-a0123456789abcdef.jsonl"] == "subagent"
+
+
+def _proc_start(pid: int) -> str:
+    s = Path(f"/proc/{pid}/stat").read_text()
+    return s[s.rfind(")") + 2:].split(" ")[19]
+
+
+def test_live_marker(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    ids = [f"{c * 8}-2222-4333-8444-555555555555" for c in "abcde"]
+    for sid in ids:
+        log = Log(sid=sid)
+        log.user("hi")
+        log.write(d / f"{sid}.jsonl")
+    sessions = root / "sessions"
+    sessions.mkdir()
+    me = os.getpid()
+    # what Claude Code 2.1.197 writes while it runs (also under -p)
+    (sessions / f"{me}.json").write_text(json.dumps({
+        "pid": me, "sessionId": ids[0], "cwd": CWD, "startedAt": 1, "procStart": _proc_start(me),
+        "version": "2.1.197", "kind": "interactive", "entrypoint": "sdk-cli"}))
+    dead = 2 ** 22 + 12345  # above the default pid_max: never alive
+    (sessions / f"{dead}.json").write_text(json.dumps({"pid": dead, "sessionId": ids[1], "startedAt": 1}))
+    (sessions / "1.json").write_text(json.dumps({"pid": 1, "sessionId": ids[2], "procStart": "no-such"}))
+    (sessions / "999.json").write_text("{broken")
+    (sessions / "notes.txt").write_text(json.dumps({"pid": me, "sessionId": ids[3]}))
+    got = listing(ClaudeReader(env))
+    assert [got[i].live for i in ids] == [True, False, False, False, False]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Read-only: nothing under the store changes
+
+
+def snapshot(root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            entry: Any = (st.st_mode, st.st_mtime_ns, st.st_size)
+            if p.is_file() and not p.is_symlink():
+                entry = (*entry, hashlib.sha256(p.read_bytes()).hexdigest())
+            out[str(p.relative_to(root))] = entry
+    out["."] = root.stat().st_mtime_ns
+    return out
+
+
+def exercise(reader: ClaudeReader) -> None:
+    for src in reader.sources():
+        try:
+            sessions = reader.summarize(src)
+        except OSError:
+            continue
+        for s in sessions:
+            list(reader.steps(s, ReadStats()))
+            reader.exists(s)
+    reader.locations()
+    reader.live_ids()
+
+
+def test_read_only(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    c3_session(root)
+    d = proj(root)
+    c1 = Log(sid="77777777-2222-4333-8444-555555555555", version="1.0.51")
+    c1.rec({"type": "summary", "summary": "S", "leafUuid": "x"})
+    c1.user("c1")
+    c1.write(d / f"{c1.sid}.jsonl")
+    with (d / f"{c1.sid}.jsonl").open("a") as f:
+        f.write('{"cut')
+    (d / "agent-3f2a1b0c.jsonl").write_text(dump({"type": "user", "sessionId": SID,
+                                                  "message": {"role": "user", "content": "x"}}) + "\n")
+    (root / "sessions").mkdir()
+    (root / "sessions" / "12.json").write_text('{"pid":12,"sessionId":"x"}')
+    os.mkfifo(d / "88888888-2222-4333-8444-555555555555.jsonl")
+    (d / "99999999-2222-4333-8444-555555555555.jsonl").symlink_to(tmp_path / "nowhere")
+    home = env.home
+    before = snapshot(home)
+    exercise(ClaudeReader(env))
+    assert snapshot(home) == before
+
+    # negative control: the checker sees a touched file, an added file and a changed mtime
+    p = d / f"{SID}.jsonl"
+    st = p.stat()
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert snapshot(home) != before
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert snapshot(home) == before
+    (d / "stray.tmp").write_text("")
+    assert snapshot(home) != before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Budget (loose: the benchmark measures the real figure)
+
+
+@pytest.mark.slow
+def test_summaries_are_cheap(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    c3_session(root)
+    base = (proj(root) / f"{SID}.jsonl").read_text()
+    d = proj(root, "/w/many")
+    n = 2000
+    for i in range(n):
+        sid = f"{i:08x}-2222-4333-8444-555555555555"
+        (d / f"{sid}.jsonl").write_text(base.replace(SID, sid))
+    r = ClaudeReader(env)
+    t = time.perf_counter()
+    count = sum(len(r.summarize(src)) for src in r.sources())
+    per = (time.perf_counter() - t) / count
+    assert count == n + 3
+    assert per < 0.001, f"{per * 1e6:.0f} µs per session"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The store the real Claude Code wrote
+
+
+def _real() -> tuple[ClaudeReader, dict[str, Any], dict[str, Session]]:
+    d, exp = real_fixture("claude")
+    environ = {k: str(d / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
+    home = d / exp["env"]["HOME"] if "HOME" in exp.get("env", {}) else d / "home"
+    r = ClaudeReader(Env(home=home, environ=environ))
+    return r, exp, listing(r)
+
+
+def test_real_fixture_sessions() -> None:
+    _r, exp, got = _real()
+    assert exp["sessions"], "expected.json lists no sessions"
+    for e in exp["sessions"]:
+        assert e["id"] in got, f"{e['id']} not listed; got {sorted(got)}"
+        s = got[e["id"]]
+        assert s.first_request == e["first_request"], e["id"]
+        assert s.cwd == e["cwd"], e["id"]
+        assert s.branch == e.get("branch"), e["id"]
+        assert s.parent_id == e.get("parent_id"), e["id"]
+        assert s.problems == [], (e["id"], s.problems)
+        assert s.started_at and s.updated_at and s.updated_at >= s.started_at
+        if e.get("parent_id"):
+            assert s.resume_blocker == "subagent" and not s.resumable
+        else:
+            assert s.resumable and s.resume_blocker is None
+            assert s.model, e["id"]
+
+
+def test_real_fixture_steps() -> None:
+    r, exp, got = _real()
+    for e in exp["sessions"]:
+        s = got[e["id"]]
+        steps, stats = all_steps(r, s)
+        assert stats.damaged_lines == 0, e["id"]
+        cmds = [(st.text, st.exit_code) for st in of(steps, "command")]
+        for c in e.get("commands", []):
+            assert (c["command"], c["exit_code"]) in cmds, (e["id"], c, cmds)
+        written = {st.path for st in of(steps, "edit")}
+        for f in e.get("files_written", []):
+            assert f in written, (e["id"], f, written)
+        refs = {st.ref for st in of(steps, "subagent")}
+        for child in e.get("subagent_ids", []):
+            assert child in refs, (e["id"], child, refs)
+            assert got[child].parent_id == e["id"]
+        if e.get("latest_request"):
+            assert of(steps, "request")[-1].text == e["latest_request"], e["id"]
+        if not e.get("parent_id"):
+            assert steps[0].kind == "request" and steps[0].text == e["first_request"]
+
+
+def test_real_fixture_read_only(tmp_path: Path) -> None:
+    r, _exp, _got = _real()
+    d, _ = real_fixture("claude")
+    before = snapshot(d)
+    exercise(r)
+    assert snapshot(d) == before
+
+
+def test_subagent_id_form() -> None:
+    assert subagent_session_id("a0123") == "agent-a0123"
+    assert subagent_session_id("agent-a0123") == "agent-a0123"
