@@ -15,6 +15,8 @@ window does not make a rule scan the whole text.
 from __future__ import annotations
 
 import base64
+import bisect
+import functools
 import logging
 import math
 import os
@@ -128,6 +130,11 @@ class Rule:
     keywords: tuple[str, ...] = ()  # lower-case; the rule runs only if one occurs
     check: Check | None = None
     whole_text: bool = False  # multi-line blocks: scanned over the whole text, not in windows
+    # keyed rules: find the keyword first, then match from the start of the identifier holding it;
+    # far cheaper than trying the rule at every identifier of a long line
+    anchor: re.Pattern[str] | None = None
+    # rules that are not one regex (key blocks: BEGIN paired with the next END in linear time)
+    finder: Callable[[str], list[tuple[int, int, str]]] | None = None
 
 
 def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -254,6 +261,7 @@ def key_words(key: str) -> list[str]:
     return [p.lower() for p in parts if p]
 
 
+@functools.lru_cache(maxsize=4096)  # the same keys recur on every line of a JSONL store
 def _names_secret(key: str, family: frozenset[str], qualified_key: bool, last_key: bool = False) -> bool:
     words = key_words(key)
     if not words or _NOT_SECRET_KEYS_RE.search(key) or words[-1] in _NOT_SECRET_LAST:
@@ -287,10 +295,15 @@ _VAL = rf"(?P<s>{_QV}|{_BARE})"
 # Python (key_words), where it is cheaper and clearer than in a regex
 _KW_ANY = r"(?:pass|pwd|pw|secret|token|key|cred|auth|contrase|senha|wachtwoord)"
 _KEY = r"(?=[\w.-]{0,70}?" + _KW_ANY + r")[\w.-]{1,70}"
+_AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
+_SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
+_SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
-_SEP = r"[ \t]*(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))[ \t]*@?"
-_TYPE = r"(?:[ \t]+(?:string|String|str|bytes|const|final|char\*?|\[\]byte))?"
+_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
+_TYPE = r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte))?"
 _PW_KEYWORDS = ("pass", "pwd", "pw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|contrase|senha|wachtwoord|mot de passe|пароль")
+_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw")
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -302,9 +315,8 @@ _OPEN_KEY = r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
 
 RULES: tuple[Rule, ...] = (
     # --- tier 1: vendor prefixes and key blocks -------------------------------------------
-    Rule("private-key", 1, _r(_OPEN_KEY + r"[\s\S]{1,65536}?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"),
-         ("private key",), whole_text=True),
-    Rule("private-key-open", 1, _r(_OPEN_KEY + r"[\s\S]{0,8192}"), ("private key",), whole_text=True),
+    # BEGIN … END, and a BEGIN whose END is cut off (8 KiB after it go); see _key_blocks
+    Rule("private-key", 1, _r(_OPEN_KEY), ("private key",), whole_text=True, finder=lambda t: _key_blocks(t)),
     Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
          ("putty-user-key-file",), whole_text=True),
     Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
@@ -375,21 +387,24 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]{0,100}:(?P<s>[^\s@/\"'<>]{1,200})@"), ("://",),
          _url_ok),
     Rule("curl-user", 2,
-         _r(r"\bcurl\b(?:[^\n|;&]|\\\n){0,500}?\s(?:-u|--user)[ =]+['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
+         _r(r"\bcurl\b(?:[^\n|;&]|\\\n){0,500}?\s(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
             r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _context_ok),
     Rule("auth-header", 2,
-         _r(r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|digest|api-?token"
-            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)[ \t]+)?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
+         _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
+            r"(?:(?:bearer|basic|token|bot|digest|api-?token"
+            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1 + r")?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
          ("authorization",), _context_ok),
     Rule("cookie-header", 2,
-         _r(r"(?i)\b(?:set-)?cookie[\"']?[ \t]*[:=][ \t]*[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"), ("cookie",),
+         _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
+         ("cookie",),
          _context_ok),
     Rule("api-key-header", 2,
          _r(r"(?i)\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|private-token|x-functions-key"
-            r"|ocp-apim-subscription-key)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
+            r"|ocp-apim-subscription-key)[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
          ("api-key", "auth-token", "access-token", "private-token", "functions-key", "subscription-key"),
          _context_ok),
-    Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?[ \t]*=[ \t]*(?P<s>[^\s'\"]{1,1000})"), ("_auth",), _context_ok),
+    Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?" + _SP + r"=" + _SP + r"(?P<s>[^\s'\"]{1,1000})"), ("_auth",),
+         _context_ok),
     Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",)),
     Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"), (".",)),
@@ -408,56 +423,57 @@ RULES: tuple[Rule, ...] = (
     Rule("otpauth-secret", 2,
          _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",)),
     Rule("netrc-password", 2,
-         _r(r"(?i)\bmachine[ \t]+\S{1,200}\s+login\s+\S{1,200}\s+password[ \t]+(?P<s>\S{1,200})"), ("machine",),
+         _r(r"(?i)\bmachine" + _SP1 + r"\S{1,200}\s+login\s+\S{1,200}\s+password" + _SP1 + r"(?P<s>\S{1,200})"),
+         ("machine",),
          _context_ok),
     Rule("cli-password-flag", 2,
          _r(r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api[-_]?key|apikey|secret|auth-token|access-token"
-            r"|client-secret|secret-key|access-key)(?:=|[ \t]+)(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+            r"|client-secret|secret-key|access-key)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
          ("-",), _context_ok),
     Rule("mysql-password", 2,
          _r(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,300}?[ \t]-p"
             r"(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"), ("mysql", "mariadb"), _context_ok),
-    Rule("sshpass-password", 2, _r(r"\bsshpass[ \t]+-p[ \t]*(?P<s>" + _QV + "|" + _BARE + ")"), ("sshpass",),
+    Rule("sshpass-password", 2, _r(r"\bsshpass" + _SP1 + r"-p" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("sshpass",),
          _context_ok),
     Rule("redis-cli-password", 2,
-         _r(r"\bredis-cli\b[^\n|;&]{0,300}?[ \t]-a[ \t]+(?P<s>" + _QV + "|" + _BARE + ")"), ("redis-cli",),
+         _r(r"\bredis-cli\b[^\n|;&]{0,300}?[ \t]-a" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("redis-cli",),
          _context_ok),
     Rule("sql-password", 2,
-         _r(r"(?i)\b(?:identified[ \t]+(?:with[ \t]+\S{1,60}[ \t]+)?by|password)[ \t]*(?:=[ \t]*)?(?:password[ \t]*)?"
-            r"\(?[ \t]*(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok),
+         _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?by|password)" + _SP
+            + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
+            r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok),
     Rule("connection-string-password", 2,
-         _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)[ \t]*=[ \t]*(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})", re.M),
-         ("password", "pwd"), _context_ok),
+         _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
+            re.M), ("password", "pwd"), _context_ok),
     Rule("password-assignment", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _KEY + r")(?:\[\d{0,4}\])?[\"'`]?(?P<sep>" + _SEP + r")(?P<s>" + _QV + "|"
-            + _BARE + ")"), _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False)),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?(?P<sep>" + _SEP + ")" + _VAL),
+         _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
     Rule("password-prose", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _KEY + r"|mot de passe|пароль)(?P<sep>[ \t]+(?:(?:is|was|will be|=|:|->)[ \t]*:?"
-            r"[ \t]*)?)(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"), (*_PW_KEYWORDS, "secret", "token", "key"),
-         _prose_ok),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
+            r"(?:(?:is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         (*_PW_KEYWORDS, "secret", "token", "key"), _prose_ok, anchor=_SECRET_ANCHOR),
     Rule("password-compare", 2,
-         _r(r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')[ \t]*[!=]==?[ \t]*(?P<k>" + _KEY + r")\b", _I),
-         (*_PW_KEYWORDS, "secret", "key", "token"),
-         _keyed(_context_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
+         _r(r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')" + _SP + "[!=]==?" + _SP + "(?P<k>" + _KEY + r")\b", _I),
+         (*_PW_KEYWORDS, "secret", "key", "token"), _keyed(_context_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
     Rule("secret-assignment", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _KEY + r")(?:\[\d{0,4}\])?[\"'`]?" + _TYPE + r"(?P<sep>" + _SEP + r")(?P<s>"
-            + _QV + "|" + _BARE + ")"),
-         ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True)),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
+         ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True),
+         anchor=_SECRET_ANCHOR),
     Rule("xml-secret-element", 2,
-         _r(r"(?i)<(?P<k>[\w.-]{0,40}?(?:pass|pwd|secret|token|key|credential|auth)[\w.-]{0,30})>[ \t\r\n]{0,200}"
-            r"(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
+         _r(r"(?i)<(?P<k>" + _KEY + r")>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
          ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
          _keyed(_secret_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
-    # --- tier 3: generic assignment, entropy-gated ---------------------------------------
-    Rule("generic-assignment", 3,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _KEY + r")[\"'`]?" + _TYPE + r"[ \t]*(?::=|=>|=|:)[ \t]*[\"'`]?"
-            r"(?P<s>[^\s\"'`,;]{8,1000})"),
-         ("key", "secret", "token", "auth", "credential", "creds", "passw"),
-         _keyed(_generic_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
     Rule("keyed-call-argument", 2,
-         _r(r"(?i)\([ \t]*[\"'](?P<k>" + _KEY + r")[\"'][ \t]*,[ \t]*(?P<s>" + _QV + ")"),
+         _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True)),
+    # --- tier 3: generic assignment, entropy-gated ---------------------------------------
+    Rule("generic-assignment", 3,
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")[\"'`]?" + _TYPE + _SP + "(?::=|=>|=|:)" + _SP + r"[\"'`]?"
+            r"(?P<s>[^\s\"'`,;]{8,1000})"),
+         ("key", "secret", "token", "auth", "credential", "creds", "passw"),
+         _keyed(_generic_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), anchor=_SECRET_ANCHOR),
 )
 
 
@@ -606,9 +622,50 @@ class Redactor:
         return _merge(found)
 
 
+_IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+def _anchored(rule: Rule, text: str) -> Iterable[re.Match[str]]:
+    assert rule.anchor is not None
+    done = tried = -1
+    for hit in rule.anchor.finditer(text):
+        start = hit.start()
+        floor = max(0, start - 70, done)
+        start = floor + len(text[floor:start].rstrip(_IDENT_CHARS))  # back to the identifier's start
+        if start < done or start == tried:
+            continue
+        tried = start
+        m = rule.regex.match(text, start)
+        if m is not None:
+            done = m.end()
+            yield m
+
+
+def _key_blocks(text: str) -> list[tuple[int, int, str]]:
+    """Every private-key block, each BEGIN paired with the first END after it (linear time: a lazy
+    regex would rescan up to the search limit from every BEGIN)."""
+    ends = list(_END_KEY_RE.finditer(text))
+    starts = [e.start() for e in ends]
+    out: list[tuple[int, int, str]] = []
+    covered = 0
+    for b in _BEGIN_KEY_RE.finditer(text):
+        if b.start() < covered:
+            continue
+        i = bisect.bisect_left(starts, b.end())
+        if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
+            span = (b.start(), ends[i].end(), "private-key")
+        else:
+            span = (b.start(), min(len(text), b.end() + 8192), "private-key-open")
+        out.append(span)
+        covered = span[1]
+    return out
+
+
 def _run(rule: Rule, text: str, offset: int) -> list[tuple[int, int, str]]:
+    if rule.finder is not None:
+        return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
     out = []
-    for m in rule.regex.finditer(text):
+    for m in _anchored(rule, text) if rule.anchor is not None else rule.regex.finditer(text):
         a, b = _value_span(m)
         if b <= a:
             continue
