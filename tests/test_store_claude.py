@@ -923,3 +923,27 @@ def test_real_fixture_read_only(tmp_path: Path) -> None:
 def test_subagent_id_form() -> None:
     assert subagent_session_id("a0123") == "agent-a0123"
     assert subagent_session_id("agent-a0123") == "agent-a0123"
+
+
+def test_chunk_lines() -> None:
+    from segue.stores.claude import _Chunk
+
+    def fw(c: _Chunk) -> list[bytes]:
+        return [c.buf[a:b] for a, b in c.forward()]
+
+    def bw(c: _Chunk) -> list[bytes]:
+        return [c.buf[a:b] for a, b in c.backward()]
+
+    whole = _Chunk(b"a\n\nb\nc", is_tail=False, whole=True)
+    assert fw(whole) == [b"a", b"b", b"c"] and bw(whole) == [b"c", b"b", b"a"]
+    assert whole.maybe_cut(whole.end) and not whole.maybe_cut(1)
+    head = _Chunk(b"a\nb\nc", is_tail=False, whole=False)  # "c" was cut by the head limit
+    assert fw(head) == [b"a", b"b"] and bw(head) == [b"b", b"a"]
+    tail = _Chunk(b"xa\nb\nc\n", is_tail=True, whole=False)  # "xa" is the end of a line cut by the tail
+    assert fw(tail) == [b"b", b"c"] and bw(tail) == [b"c", b"b"] and not tail.open_last
+    live = _Chunk(b"xa\nb\n{cut", is_tail=True, whole=False)
+    assert bw(live) == [b"{cut", b"b"] and live.maybe_cut(live.end)
+    assert fw(_Chunk(b"no newline at all", is_tail=True, whole=False)) == []
+    assert bw(_Chunk(b"", is_tail=False, whole=True)) == []
+    c = _Chunk(b"xa\nbb\ncc\n", is_tail=True, whole=False)
+    assert c.line_at(4) == (3, 5) and c.line_at(1) is None

@@ -28,7 +28,6 @@ from segue.stores.base import (
     Location,
     Reader,
     Source,
-    complete_lines,
     fingerprint,
     loads,
     pid_alive,
@@ -87,10 +86,15 @@ class ClaudeReader(Reader):
     def __init__(self, env: Env) -> None:
         super().__init__(env)
         self._live: tuple[float, dict[str, int]] | None = None
+        self._root_list = self._compute_roots()
+        self._prefixes = [(str(root) + os.sep, prio) for root, _how, prio in self._root_list]
 
     # ---- discovery --------------------------------------------------------------------------------------
 
     def _roots(self) -> list[tuple[Path, str, int]]:
+        return self._root_list
+
+    def _compute_roots(self) -> list[tuple[Path, str, int]]:
         """(root, how to override, priority). The primary root wins over the XDG one for the same id."""
         primary = self.env.path("CLAUDE_CONFIG_DIR") or self.env.home / ".claude"
         xdg = (self.env.path("XDG_CONFIG_HOME") or self.env.home / ".config") / "claude"
@@ -196,8 +200,8 @@ class ClaudeReader(Reader):
         return [s]
 
     def _priority(self, path: str) -> int:
-        for root, _how, prio in self._roots():
-            if path.startswith(str(root) + os.sep):
+        for prefix, prio in self._prefixes:
+            if path.startswith(prefix):
                 return prio
         return 0
 
@@ -244,6 +248,55 @@ class ClaudeReader(Reader):
 # Summary scanning
 
 
+class _Chunk:
+    """Whole lines of a head or tail chunk, found by offset so that only the lines a summary needs are
+    sliced and decoded (splitting every line costs more than the few decodes)."""
+
+    __slots__ = ("buf", "end", "first", "open_last")
+
+    def __init__(self, buf: bytes, *, is_tail: bool, whole: bool) -> None:
+        self.buf = buf
+        # a tail starts inside a line: skip to the first newline
+        self.first = buf.find(b"\n") + 1 if is_tail else 0
+        if is_tail and self.first == 0:
+            self.first = len(buf)
+        last_nl = buf.rfind(b"\n")
+        # The text after the last newline is the file's end only for a tail or a whole file (then it may
+        # be a live writer's cut line); in a head that is not the whole file it is cut by us: dropped.
+        self.open_last = (is_tail or whole) and last_nl + 1 < len(buf) and last_nl + 1 >= self.first
+        self.end = len(buf) if self.open_last else last_nl + 1
+
+    def forward(self) -> Iterator[tuple[int, int]]:
+        pos, end, buf = self.first, self.end, self.buf
+        while pos < end:
+            nl = buf.find(b"\n", pos, end)
+            stop = end if nl < 0 else nl
+            if stop > pos:
+                yield pos, stop
+            pos = stop + 1
+
+    def backward(self) -> Iterator[tuple[int, int]]:
+        stop, buf = self.end, self.buf
+        if stop > self.first and buf[stop - 1: stop] == b"\n":
+            stop -= 1
+        while stop > self.first:
+            nl = buf.rfind(b"\n", self.first, stop)
+            start = nl + 1 if nl >= 0 else self.first
+            if stop > start:
+                yield start, stop
+            stop = start - 1
+
+    def line_at(self, i: int) -> tuple[int, int] | None:
+        if i < self.first or i >= self.end:
+            return None
+        start = self.buf.rfind(b"\n", self.first, i) + 1 or self.first
+        nl = self.buf.find(b"\n", i, self.end)
+        return start, (self.end if nl < 0 else nl)
+
+    def maybe_cut(self, stop: int) -> bool:
+        return self.open_last and stop == self.end
+
+
 @dataclass
 class _Scan:
     """Facts from a head (read forward) and a tail (read backward); each line is decoded at most once."""
@@ -262,74 +315,74 @@ class _Scan:
     summary: str | None = None
     damaged: int = 0
     bad_utf8: int = 0
-    # (line, may be cut by a live writer) for the head then the tail, in file order
-    _lines: list[tuple[bytes, bool]] = field(default_factory=list)
-    _memo: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+    _memo: dict[tuple[int, int], dict[str, Any] | None] = field(default_factory=dict)
 
-    def _rec(self, i: int) -> dict[str, Any] | None:
-        if i in self._memo:
-            return self._memo[i]
-        raw, maybe_cut = self._lines[i]
-        rec = _decode(raw)
-        if rec is None and not maybe_cut:
+    def _rec(self, ci: int, c: _Chunk, start: int, stop: int) -> dict[str, Any] | None:
+        key = (ci, start)
+        if key in self._memo:
+            return self._memo[key]
+        rec = _decode(c.buf[start:stop])
+        if rec is None and not c.maybe_cut(stop):
             self.damaged += 1
         elif isinstance(rec, _Replaced):
             self.bad_utf8 += 1
-        self._memo[i] = rec
+        self._memo[key] = rec
         return rec
 
     def feed(self, head: bytes, tail: bytes) -> None:
-        if not tail:  # the whole file is in `head`; its last line may lack a newline (a live writer)
-            lines = [(ln, False) for ln in complete_lines(head, from_start=True)]
-            rest = head.rsplit(b"\n", 1)[-1]
-            if not head.endswith(b"\n") and rest.strip():
-                lines.append((rest, True))
-            n_head = len(lines)
-        else:
-            lines = [(ln, False) for ln in complete_lines(head, from_start=True)]
-            n_head = len(lines)
-            tl = complete_lines(tail, from_start=False)
-            lines += [(ln, False) for ln in tl]
-            if tl and not tail.endswith(b"\n"):
-                lines[-1] = (lines[-1][0], True)
-        self._lines = lines
+        chunks = [_Chunk(head, is_tail=False, whole=not tail)]
+        if tail:
+            chunks.append(_Chunk(tail, is_tail=True, whole=False))
+        h = chunks[0]
 
         # Forward over the head: the first cwd, time, ids and the first real request.
-        for i in range(n_head):
-            rec = self._rec(i)
+        for start, stop in h.forward():
+            rec = self._rec(0, h, start, stop)
             if rec is not None:
                 self._forward(rec)
                 if self.first_request is not None and self.cwd is not None and self.started_at is not None \
                         and (self.session_id is not None or not self.is_sub):
                     break
-        # Titles anywhere in what was read, the later record winning; cheap byte test before decoding.
-        for i, (raw, _cut) in enumerate(lines):
-            if b"title" in raw or b'"summary"' in raw:
-                rec = self._rec(i)
-                if rec is not None:
-                    self._title_rec(rec)
+        # Titles anywhere in what was read, the later record winning (byte search, then decode the line).
+        hits: list[tuple[int, int, int]] = []
+        for ci, c in enumerate(chunks):
+            for needle in (b"title", b'"summary"'):
+                i = c.buf.find(needle, c.first)
+                while i >= 0:
+                    span = c.line_at(i)
+                    if span:
+                        hits.append((ci, *span))
+                        i = c.buf.find(needle, span[1])
+                    else:
+                        break
+        for ci, start, stop in sorted(set(hits)):
+            rec = self._rec(ci, chunks[ci], start, stop)
+            if rec is not None:
+                self._title_rec(rec)
         # Backward from the end: last activity, latest non-empty branch, latest model.
         branch_done = False
-        for i in range(len(lines) - 1, -1, -1):
-            if self.updated_at is not None and branch_done and self.model is not None:
-                break
-            raw = lines[i][0]
-            if self.updated_at is not None and not (self.model is None and b'"model"' in raw) \
-                    and (branch_done or not _names_branch(raw)):
-                continue  # nothing this line could add: leave it undecoded
-            rec = self._rec(i)
-            if rec is None:
-                continue
-            ts = parse_time(rec.get("timestamp"))
-            if ts is not None and (self.updated_at is None or ts > self.updated_at):
-                self.updated_at = ts  # records are not strictly time-ordered (attachments): keep the max
-            if not branch_done:
-                b = rec.get("gitBranch")
-                if isinstance(b, str) and b:
-                    self.branch = None if b == "HEAD" else b  # detached HEAD names no branch
-                    branch_done = True
-            if self.model is None:
-                self.model = _model_of(rec)
+        for ci in range(len(chunks) - 1, -1, -1):
+            c = chunks[ci]
+            for start, stop in c.backward():
+                if self.updated_at is not None and branch_done and self.model is not None:
+                    return
+                if not (self.updated_at is None and c.buf.find(b'"timestamp"', start, stop) >= 0) \
+                        and not (self.model is None and c.buf.find(b'"model"', start, stop) >= 0) \
+                        and (branch_done or not _names_branch(c.buf, start, stop)):
+                    continue  # nothing this line could add: leave it undecoded
+                rec = self._rec(ci, c, start, stop)
+                if rec is None:
+                    continue
+                ts = parse_time(rec.get("timestamp"))
+                if ts is not None and (self.updated_at is None or ts > self.updated_at):
+                    self.updated_at = ts  # records are not strictly time-ordered (attachments): keep the max
+                if not branch_done:
+                    b = rec.get("gitBranch")
+                    if isinstance(b, str) and b:
+                        self.branch = None if b == "HEAD" else b  # detached HEAD names no branch
+                        branch_done = True
+                if self.model is None:
+                    self.model = _model_of(rec)
 
     def _forward(self, rec: dict[str, Any]) -> None:
         if self.cwd is None and isinstance(rec.get("cwd"), str) and rec["cwd"]:
@@ -393,14 +446,13 @@ class _Replaced(dict):  # type: ignore[type-arg]
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:
-    rec = loads(raw)
-    if rec is None:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            again = loads(raw.decode("utf-8", "replace"))
-            return _Replaced(again) if isinstance(again, dict) else None
-        return None
+    """One record, or None for damage. Invalid UTF-8 is replaced rather than losing the record."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        again = loads(raw.decode("utf-8", "replace"))
+        return _Replaced(again) if isinstance(again, dict) else None
+    rec = loads(text)
     return rec if isinstance(rec, dict) else None
 
 
@@ -408,9 +460,9 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _names_branch(raw: bytes) -> bool:
-    i = raw.find(b'"gitBranch":"')
-    return i >= 0 and raw[i + 13: i + 14] != b'"'
+def _names_branch(buf: bytes, start: int, stop: int) -> bool:
+    i = buf.find(b'"gitBranch":"', start, stop)
+    return i >= 0 and buf[i + 13: i + 14] != b'"'
 
 
 def _model_of(rec: dict[str, Any]) -> str | None:
