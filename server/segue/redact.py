@@ -62,7 +62,8 @@ _STOPWORDS = frozenset(
         "username", "login", "admin_password", "your_password", "yourpassword", "mypassword", "my_password",
         "secret_value", "your_token", "your_api_key", "your-api-key", "api-key", "access_token", "client_secret",
         "new_password", "old_password", "confirm_password", "hunter2_example", "todo", "tbd", "fixme", "unknown",
-        "sensitive", "provided", "set", "unset", "see", "below", "above", "same", "here", "there", "this", "that",
+        "sensitive", "provided", "api-token", "apitoken", "sso-key", "negotiate", "ntlm", "hmac", "oauth",
+        "bot", "set", "unset", "see", "below", "above", "same", "here", "there", "this", "that",
         "auth"
     }
 )
@@ -550,8 +551,13 @@ class Redactor:
 
     def redact(self, text: str) -> tuple[str, int]:
         """(text with secrets replaced by markers, number replaced). Idempotent."""
-        spans = self._spans(text)
-        return _apply(text, spans), len(spans)
+        total = 0
+        for _ in range(3):  # a marker can expose a new match ("Token [REDACTED]"): run to a fixed point
+            spans = self._spans(text)
+            if not spans:
+                break
+            text, total = _apply(text, spans), total + len(spans)
+        return text, total
 
     def excerpt(self, text: str, limit: int, keep: Literal["head", "tail"] = "head") -> tuple[str, int, bool]:
         """Redact a window around the part that survives a cut to ``limit`` characters, then cut.
