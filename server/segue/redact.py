@@ -578,7 +578,7 @@ class Redactor:
     def _excerpt(self, text: str, limit: int, keep: str, truncated: bool) -> tuple[str, int, bool]:
         limit = max(0, limit)
         context = _CONTEXT
-        while True:
+        for attempt in range(4):
             if keep == "head":
                 lo, hi = 0, min(len(text), limit + context)
                 hi = _extend_over_key_blocks(text, lo, hi)
@@ -590,19 +590,18 @@ class Redactor:
             if keep == "tail" and lo > 0:
                 spans = _merge([*spans, *_orphan_key_tail(window)])
             red = _apply(window, spans)
-            # the last/first _OVERLAP chars of the window may hold a cut secret: they must stay
-            # outside the kept part even after redaction shortened the text
+            # The _OVERLAP characters at the window's cut side may hold the part of a secret that a
+            # rule could not see whole. Redaction can shorten the text and pull them into the kept
+            # part: then widen the window, and in the end keep less rather than leak.
             if keep == "head":
-                edge = _map_offset(spans, len(window) - _OVERLAP) if hi < len(text) else len(red)
-                if edge >= limit or hi >= len(text):
-                    out = _cut_head(red, limit)
-                    break
+                safe = len(red) if hi >= len(text) else _map_offset(spans, len(window) - _OVERLAP)
             else:
-                edge = len(red) - _map_offset(spans, _OVERLAP) if lo > 0 else len(red)
-                if edge >= limit or lo <= 0:
-                    out = _cut_tail(red, limit)
-                    break
-            context *= 2
+                safe = len(red) if lo <= 0 else len(red) - _map_offset(spans, _OVERLAP)
+            if safe >= limit or attempt == 3:
+                keep_n = min(limit, safe)
+                out = _cut_head(red, keep_n) if keep == "head" else _cut_tail(red, keep_n)
+                break
+            context *= 4
         kept = sum(1 for _ in MARKER_RE.finditer(out))
         return out, min(kept, len(spans)), truncated
 
@@ -660,8 +659,11 @@ def _key_blocks(text: str) -> list[tuple[int, int, str]]:
         i = bisect.bisect_left(starts, b.end())
         if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
             span = (b.start(), ends[i].end(), "private-key")
-        else:
-            span = (b.start(), min(len(text), b.end() + 8192), "private-key-open")
+        else:  # END cut off: take every following line that looks like key material
+            body = _KEY_BODY_RE.match(text, b.end())
+            first = _FIRST_LINE_RE.match(text, b.end())  # at least the line after BEGIN, whatever it holds
+            span = (b.start(), max(body.end() if body else b.end(), first.end() if first else b.end()),
+                    "private-key-open")
         out.append(span)
         covered = span[1]
     return out
@@ -730,6 +732,13 @@ def _map_offset(spans: list[tuple[int, int, str]], off: int) -> int:
 _BEGIN_KEY_RE = re.compile(_OPEN_KEY)
 _END_KEY_RE = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_SEARCH = 65536
+# lines of a key block: base64 (16+ chars, the last line and PGP's "=crc" may be shorter), armour
+# headers ("Proc-Type: ..."), blank lines; line breaks raw or JSON-escaped
+_FIRST_LINE_RE = re.compile(r"(?:\\r|\\n|[\r\n \t]){0,8}(?:(?!\\n|\\r)[^\r\n]){0,4096}")
+_KEY_BODY_RE = re.compile(
+    r"(?:(?:\\r|\\n|[\r\n \t])+(?:[A-Za-z0-9+/]{16,200}={0,2}|[A-Za-z0-9+/]{1,15}={0,2}(?=\\n|\\r|[\r\n]|$)"
+    r"|[A-Za-z][\w-]{0,40}: [^\n\\]{0,200}))*"
+)
 
 
 def _extend_over_key_blocks(text: str, lo: int, hi: int) -> int:
@@ -768,20 +777,20 @@ def _orphan_key_tail(window: str) -> list[tuple[int, int, str]]:
     return [(0, end.end(), "private-key")]
 
 
+def _straddling_marker(red: str, cut: int) -> re.Match[str] | None:
+    """The marker that the cut position falls inside, if any (markers are at most ~75 chars)."""
+    for m in MARKER_RE.finditer(red, max(0, cut - 80), cut + 80):
+        if m.start() < cut < m.end():
+            return m
+    return None
+
+
 def _cut_head(red: str, limit: int) -> str:
-    out = red[:limit]
-    i = out.rfind("[REDACTED:")
-    if i >= 0 and "]" not in out[i:]:
-        out = out[:i]  # never leave half a marker
-    return out
+    m = _straddling_marker(red, limit)
+    return red[: m.start() if m else limit]  # never leave half a marker
 
 
 def _cut_tail(red: str, limit: int) -> str:
-    out = red[len(red) - limit :] if limit else ""
-    j = out.find("]")
-    if j >= 0 and "[REDACTED:" not in out[:j] and red.rfind("[REDACTED:", 0, len(red) - len(out) + j) >= 0:
-        start = len(red) - len(out)
-        k = red.rfind("[REDACTED:", 0, start + j)
-        if k < start:
-            out = out[j + 1 :]
-    return out
+    cut = max(0, len(red) - limit)
+    m = _straddling_marker(red, cut)
+    return red[m.end() if m else cut :]
