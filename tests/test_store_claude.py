@@ -212,7 +212,7 @@ def test_c3_listing(tmp_path: Path) -> None:
     c3_session(root)
     r = ClaudeReader(env)
     got = listing(r)
-    assert set(got) == {SID, "agent-a0123456789abcdef", "agent-awf1"}  # journal.jsonl is no session
+    assert set(got) == {SID, "a0123456789abcdef", "awf1"}  # journal.jsonl is no session
     s = got[SID]
     assert s.first_request == "Fix the build please"
     assert s.cwd == CWD
@@ -225,14 +225,14 @@ def test_c3_listing(tmp_path: Path) -> None:
     assert s.problems == []
     assert s.locator["priority"] == 1
 
-    sub = got["agent-a0123456789abcdef"]
+    sub = got["a0123456789abcdef"]
     assert sub.parent_id == SID
     assert sub.resumable is False and sub.resume_blocker == "subagent"
     assert sub.first_request == "Count the files here"
     assert sub.title == "Count files"  # .meta.json description
     assert sub.cwd == CWD
     assert sub.locator["agent_type"] == "general-purpose"
-    assert got["agent-awf1"].parent_id == SID
+    assert got["awf1"].parent_id == SID
 
 
 def test_c3_steps(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_c3_steps(tmp_path: Path) -> None:
     edits = [(st.path, st.added, st.removed) for st in of(steps, "edit")]
     assert edits == [(f"{CWD}/notes.md", 3, 0), (f"{CWD}/a.py", 2, 1)]  # the failed Edit is left out
     subs = of(steps, "subagent")
-    assert [(st.text, st.ref) for st in subs] == [("Count the files here", "agent-a0123456789abcdef")]
+    assert [(st.text, st.ref) for st in subs] == [("Count the files here", "a0123456789abcdef")]
     assert subs[0].ref in got  # the ref names a listed session
     tools = [st.text for st in of(steps, "tool")]
     assert "WebFetch: http://127.0.0.1/docs" in tools
@@ -263,7 +263,7 @@ def test_c3_steps(tmp_path: Path) -> None:
     assert kinds[0] == "request"
     assert kinds.index("command") < kinds.index("edit") < kinds.index("subagent")
 
-    sub_steps, _ = all_steps(r, got["agent-a0123456789abcdef"])
+    sub_steps, _ = all_steps(r, got["a0123456789abcdef"])
     assert [(st.kind, st.text) for st in sub_steps][:2] == [("request", "Count the files here"),
                                                           ("command", "ls | wc -l")]
     assert of(sub_steps, "command")[0].exit_code == 0
@@ -294,14 +294,14 @@ def test_c2_sibling_agent_files(tmp_path: Path) -> None:
 
     r = ClaudeReader(env)
     got = listing(r)
-    assert set(got) == {SID, "agent-3f2a1b0c", "agent-0000beef"}
-    for aid in ("agent-3f2a1b0c", "agent-0000beef"):
+    assert set(got) == {SID, "3f2a1b0c", "0000beef"}
+    for aid in ("3f2a1b0c", "0000beef"):
         assert got[aid].parent_id == SID  # never top-level
         assert got[aid].resume_blocker == "subagent" and not got[aid].resumable
-    assert got["agent-3f2a1b0c"].first_request == "List modules"
+    assert got["3f2a1b0c"].first_request == "List modules"
     steps, _ = all_steps(r, got[SID])
-    assert [(st.text, st.ref) for st in of(steps, "subagent")] == [("List modules", "agent-3f2a1b0c")]
-    assert of(all_steps(r, got["agent-3f2a1b0c"])[0], "command")[0].text == "ls src"
+    assert [(st.text, st.ref) for st in of(steps, "subagent")] == [("List modules", "3f2a1b0c")]
+    assert of(all_steps(r, got["3f2a1b0c"])[0], "command")[0].text == "ls src"
 
 
 def test_c1_inline_sidechains(tmp_path: Path) -> None:
@@ -921,8 +921,8 @@ def test_real_fixture_read_only(tmp_path: Path) -> None:
 
 
 def test_subagent_id_form() -> None:
-    assert subagent_session_id("a0123") == "agent-a0123"
-    assert subagent_session_id("agent-a0123") == "agent-a0123"
+    assert subagent_session_id("a0123") == "a0123"
+    assert subagent_session_id("agent-a0123") == "a0123"
 
 
 def test_chunk_lines() -> None:

@@ -76,8 +76,9 @@ READ_TOOLS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoRead"}  # left 
 
 
 def subagent_session_id(agent_id: str) -> str:
-    """The session id a subagent transcript lists under: its file stem, `agent-<agentId>`."""
-    return agent_id if agent_id.startswith("agent-") else f"agent-{agent_id}"
+    """The id a subagent lists under: its bare agentId (the `Agent` result's `agentId`, the file stem
+    without `agent-`), so a parent's subagent step `ref` names the child session directly."""
+    return agent_id.removeprefix("agent-")
 
 
 class ClaudeReader(Reader):
