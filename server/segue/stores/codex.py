@@ -33,7 +33,6 @@ from segue.stores.base import (
     Location,
     Reader,
     Source,
-    complete_lines,
     fingerprint,
     loads,
     read_head_tail,
@@ -50,7 +49,10 @@ OUTPUT_TAIL = 400
 _ROLLOUT_RE = re.compile(r"^rollout-.*\.jsonl(?:\.zst)?$")
 _UUID_RE = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
                       r"\.jsonl(?:\.zst)?$")
-_TS_PREFIX_RE = re.compile(rb'^\s*\{\s*"timestamp"\s*:\s*"([^"]{10,40})"')
+# `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
+_ENVELOPE_RE = re.compile(rb'\{"timestamp":"[^"]{0,40}",(?:"ordinal":\d+,)?"type":"(\w+)","payload":\{'
+                          rb'(?:"type":"(\w+)",?)?')
+_TS_PREFIX_RE = re.compile(rb'\s*\{\s*"timestamp"\s*:\s*"([^"]{10,40})"')
 _EXIT_RE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
 _EXIT_JSON_RE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 _OUTPUT_LINE_RE = re.compile(r"^Output:", re.M)
@@ -491,42 +493,77 @@ def normalize(obj: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     return "unknown", obj, obj.get("timestamp")
 
 
+def _string_end(raw: bytes, j: int, close: bytes) -> int:
+    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, looking only at quotes
+    followed by `close` (single-byte `find`s are memchr-fast; multi-byte needles full of quotes are not).
+    -1 when not found."""
+    want = b'"' if close == b"" else close[:1]
+    k = j + 1
+    while True:
+        k = raw.find(want, k)
+        if k < 0:
+            return -1
+        q = k if close == b"" else k - 1
+        if raw[q] == 0x22 and q > j:
+            n = 0
+            while raw[q - 1 - n] == 0x5C:  # backslashes before the quote
+                n += 1
+            if n % 2 == 0:
+                return q
+        k += 1
+
+
 def _blank_string(raw: bytes, key: bytes) -> bytes:
-    """Empty the JSON string value after `"key":` (or `"key":{"text":`) without decoding the line:
-    instructions can be tens of KiB that a summary never needs."""
+    """Empty the string value of `"key":"…"` or `"key":{"text":"…"}` without decoding the line:
+    instructions are tens of KiB that a summary never needs. The caller falls back to decoding the
+    original line should the result not parse."""
     i = raw.find(b'"' + key + b'":')
     if i < 0:
         return raw
     j = i + len(key) + 3
-    while j < len(raw) and raw[j:j + 1] in (b" ", b"{"):
-        j += 1
-    if raw[j:j + 8] == b'"text":"':
-        j += 7
-    elif raw[j:j + 7] == b'"text":':
-        j += 7
-        while j < len(raw) and raw[j:j + 1] == b" ":
-            j += 1
-    if raw[j:j + 1] != b'"':
+    if raw.startswith(b'{"text":"', j):
+        j += 8
+        k = _string_end(raw, j, b"}")  # {"text":"…"} ends with a quote then a brace
+    elif raw.startswith(b'"', j):
+        k = _string_end(raw, j, b"")
+    else:
         return raw
-    k = j + 1
-    while True:
-        k = raw.find(b'"', k)
-        if k < 0:
-            return raw
-        n = 0
-        while raw[k - 1 - n] == 0x5C:  # count backslashes before the quote
-            n += 1
-        if n % 2 == 0:
-            break
-        k += 1
-    return raw[: j + 1] + raw[k:]
+    return raw if k < 0 else raw[: j + 1] + raw[k:]
 
 
 def _slim(raw: bytes) -> bytes:
-    if len(raw) > 4096:
-        for key in (b"base_instructions", b"instructions", b"user_instructions", b"developer_instructions"):
-            raw = _blank_string(raw, key)
+    if len(raw) <= 4096:
+        return raw
+    head = raw[:200]
+    if b'"session_meta"' in head:
+        return _blank_string(raw, b"base_instructions")
+    if b'"turn_context"' in head:
+        return _blank_string(_blank_string(raw, b"user_instructions"), b"developer_instructions")
+    if b'"payload"' not in head:  # an X1 bare first line
+        return _blank_string(raw, b"instructions")
     return raw
+
+
+def _decode_slim(raw: bytes) -> tuple[list[dict[str, Any]], int]:
+    """Decode a line the summary needs, skipping its big instruction strings when that parses."""
+    slim = _slim(raw)
+    if slim is not raw:
+        obj = loads(slim)
+        if isinstance(obj, dict):
+            return [obj], 0
+    return decode_records(raw)
+
+
+def _lines(chunk: bytes, start: int = 0) -> Iterator[bytes]:
+    """Complete lines of a chunk, lazily (a summary usually stops after a few)."""
+    n = len(chunk)
+    while start < n:
+        end = chunk.find(b"\n", start)
+        if end < 0:
+            return
+        if end > start:
+            yield chunk[start:end]
+        start = end + 1
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -539,7 +576,11 @@ def uuid_from_name(name: str) -> str | None:
 
 
 class _Facts:
-    """What a summary gathers from the head of one rollout."""
+    """What a summary gathers from the head of one rollout.
+
+    Only the session_meta and the event-form request are decoded on the way; response-item user
+    messages and turn contexts are kept raw and decoded only when a fact is still missing at the end
+    (X1 files, a missing header, no event form): most summaries decode two head lines."""
 
     def __init__(self) -> None:
         self.bare = False
@@ -549,15 +590,69 @@ class _Facts:
         self.request: str | None = None  # from the UI event / item form
         self.item_request: str | None = None  # from a response item (X1, or the fallback)
         self.env_cwd: str | None = None
-        self.turn_cwd: str | None = None
-        self.head_model: str | None = None
         self.damaged = 0
         self.capped = False  # the deep scan gave up at DEEP_LIMIT
+        self.user_raws: list[bytes] = []
+        self.user_bytes = 0
+        self.first_tc: bytes | None = None
+        self.last_tc: bytes | None = None
 
     def done(self) -> bool:
         if self.meta is None:
             return False
         return self.item_request is not None if self.bare else self.request is not None
+
+    def line(self, raw: bytes, first: bool) -> bool:
+        """Take one head line; True once the summary has what it needs from the head."""
+        if first:
+            m = _TS_PREFIX_RE.match(raw)
+            self.first_ts = m.group(1).decode("ascii", "replace") if m else None
+            self._decode(raw)
+            return self.done()
+        m = _ENVELOPE_RE.match(raw)
+        if m:  # Codex's own compact envelope: decide from the record type alone
+            kind, sub = m.group(1), m.group(2)
+            if kind == b"session_meta":
+                if self.meta is None:
+                    self._decode(raw)
+            elif kind == b"event_msg":
+                if self.request is None and (sub == b"user_message" or (
+                        sub == b"item_completed" and b'"UserMessage"' in raw[:600])):
+                    self._decode(raw)
+                elif sub == b"thread_settings_applied":
+                    self.first_tc = self.first_tc or raw
+                    self.last_tc = raw
+            elif kind == b"response_item":
+                if sub == b"message" and raw.startswith(b'"role":"user"', m.end()):
+                    self._keep_user(raw)
+            elif kind == b"turn_context":
+                self.first_tc = self.first_tc or raw
+                self.last_tc = raw
+            return self.done()
+        probe = raw if len(raw) <= 1024 else raw[:400]  # record types sit at the front of a line
+        wanted = (self.meta is None and b'"session_meta"' in probe) or (
+            self.request is None and (b'"user_message"' in probe or b'"UserMessage"' in probe))
+        if wanted:
+            self._decode(raw)
+        elif b'"role":"user"' in probe or b'"role": "user"' in probe:
+            self._keep_user(raw)
+        elif b'"turn_context"' in probe or b'"thread_settings_applied"' in probe:
+            self.first_tc = self.first_tc or raw
+            self.last_tc = raw
+        return self.done()
+
+    def _keep_user(self, raw: bytes) -> None:
+        if self.bare:
+            self._decode(raw)
+        elif len(self.user_raws) < 16 and self.user_bytes < 1024 * 1024:
+            self.user_raws.append(raw)
+            self.user_bytes += len(raw)
+
+    def _decode(self, raw: bytes) -> None:
+        recs, bad = _decode_slim(raw)
+        self.damaged += bad
+        for obj in recs:
+            self.feed(obj)
 
     def feed(self, obj: dict[str, Any]) -> None:
         kind, p, ts = normalize(obj)
@@ -577,17 +672,27 @@ class _Facts:
                 elif t == "item_completed" and isinstance(p.get("item"), dict) \
                         and p["item"].get("type") == "UserMessage":
                     self.request = item_request(p["item"])
-            if t == "thread_settings_applied":
-                self.head_model = _model_of_settings(p) or self.head_model
-        elif kind == "response_item":
-            if p.get("type") == "message" and p.get("role") == "user":
-                if self.env_cwd is None:
-                    self.env_cwd = _env_cwd(p)
-                if self.item_request is None:
-                    self.item_request = user_item_request(p)
-        elif kind == "turn_context":
-            self.turn_cwd = self.turn_cwd or _str(p.get("cwd"))
-            self.head_model = _str(p.get("model")) or self.head_model
+        elif kind == "response_item" and p.get("type") == "message" and p.get("role") == "user":
+            if self.env_cwd is None:
+                self.env_cwd = _env_cwd(p)
+            if self.item_request is None:
+                self.item_request = user_item_request(p)
+
+    def user_fallback(self) -> None:
+        """Decode the kept response-item user lines (X1 cwd, or no event-form request)."""
+        raws, self.user_raws = self.user_raws, []
+        for raw in raws:
+            self._decode(raw)
+
+    def turn(self, which: bytes | None) -> dict[str, Any] | None:
+        if which is None:
+            return None
+        recs, _ = _decode_slim(which)
+        for obj in recs:
+            kind, p, _ts = normalize(obj)
+            if kind == "turn_context" or (kind == "event_msg" and p.get("type") == "thread_settings_applied"):
+                return p
+        return None
 
 
 def _model_of_settings(p: dict[str, Any]) -> str | None:
@@ -608,55 +713,68 @@ def _env_cwd(p: dict[str, Any]) -> str | None:
     return None
 
 
-# Byte checks that decide whether a head line is worth decoding at all.
-_HEAD_NEEDLES = (b'"session_meta"', b'"user_message"', b'"UserMessage"', b'"role":"user"',
-                 b'"role": "user"', b'"turn_context"', b'"thread_settings_applied"')
-
-
-def _feed_line(facts: _Facts, raw: bytes, first: bool) -> bool:
-    """Feed one head line (decoded only when a byte check says it may matter); True when done."""
-    if not first and not any(n in raw for n in _HEAD_NEEDLES):
-        return False
-    recs, bad = decode_records(_slim(raw))
-    facts.damaged += bad
-    for obj in recs:
-        facts.feed(obj)
-    return facts.done()
-
-
 class _Tail:
     def __init__(self) -> None:
         self.last_ts: Any = None
         self.model: str | None = None
-        self.name: str | None = None
-        self.name_seen = False
 
 
-def _scan_tail(lines: list[bytes]) -> _Tail:
-    """Backward over the tail: last timestamp, last model, last in-rollout rename."""
+def _line_at(chunk: bytes, pos: int, lo: int, whole: bool) -> tuple[bytes | None, int]:
+    """The complete line holding `pos`, and its start. None when cut: the chunk's first line (a tail
+    starts mid-line) or a last line without newline (unless the chunk is the whole file)."""
+    start = chunk.rfind(b"\n", 0, pos) + 1
+    end = chunk.find(b"\n", pos)
+    if start == 0 and lo == 0 and not whole:
+        return None, start
+    if end < 0:
+        line = chunk[start:]
+        return (line if whole and loads(line) is not None else None), start
+    return chunk[start:end], start
+
+
+def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple[str, ...]
+               ) -> dict[str, Any] | None:
+    """The payload of the last record of `kind`/`types` whose line holds `needle` (rfind, then decode
+    only that line; earlier occurrences when the needle sat inside some text). Needles carry no quotes:
+    CPython's substring search is several times slower on needles made of common JSON bytes."""
+    hi = len(chunk)
+    for _ in range(8):
+        pos = chunk.rfind(needle, 0, hi)
+        if pos < 0:
+            return None
+        line, start = _line_at(chunk, pos, 0, whole)
+        hi = start
+        if line is not None:
+            recs, _ = _decode_slim(line)
+            for obj in reversed(recs):
+                k, p, _ts = normalize(obj)
+                if k == kind and (not types or p.get("type") in types):
+                    return p
+        if start == 0:
+            return None
+    return None
+
+
+def _scan_tail(chunk: bytes, whole: bool) -> _Tail:
+    """From the tail bytes: the last timestamp and the last model. Finds the record with `rfind` and
+    decodes only its line."""
     t = _Tail()
-    for raw in reversed(lines):
-        if t.last_ts is None:
-            m = _TS_PREFIX_RE.match(raw)
-            if m:
-                t.last_ts = m.group(1).decode("ascii", "replace")
-        want = (t.model is None and (b'"turn_context"' in raw or b'"thread_settings_applied"' in raw)) \
-            or (not t.name_seen and b'"thread_name_updated"' in raw) \
-            or (t.last_ts is None and b'"timestamp"' in raw)
-        if not want:
-            continue
-        recs, _ = decode_records(_slim(raw))
-        for obj in reversed(recs):
-            kind, p, ts = normalize(obj)
-            if t.last_ts is None and ts is not None:
-                t.last_ts = ts
-            pt = p.get("type") if kind == "event_msg" else None
-            if t.model is None and kind == "turn_context":
-                t.model = _str(p.get("model"))
-            elif t.model is None and pt == "thread_settings_applied":
-                t.model = _model_of_settings(p)
-            elif not t.name_seen and pt == "thread_name_updated":
-                t.name_seen, t.name = True, _str(p.get("thread_name"))
+    hi = len(chunk)
+    for _ in range(16):  # the last lines, backwards: the first envelope timestamp (a cut line counts too)
+        end = chunk.rfind(b"\n", 0, hi)
+        m = _TS_PREFIX_RE.match(chunk, end + 1, hi)
+        if m:
+            t.last_ts = m.group(1).decode("ascii", "replace")
+            break
+        if end < 0:
+            break
+        hi = end
+    tc = _find_last(chunk, b"turn_context", whole, "turn_context", ())
+    if tc is not None:
+        t.model = _str(tc.get("model"))
+    else:
+        st = _find_last(chunk, b"thread_settings_applied", whole, "event_msg", ("thread_settings_applied",))
+        t.model = _model_of_settings(st) if st is not None else None
     return t
 
 
@@ -760,6 +878,8 @@ class CodexReader(Reader):
         self.probe_live = probe_live
         self._names: dict[str, str] = {}
         self._names_fp: tuple[Any, ...] | None = None
+        self._names_checked = -1.0
+        self._root = env.path("CODEX_HOME") or (env.home / ".codex")
         self._live: set[str] | None = None
         self._live_at = 0.0
 
@@ -767,7 +887,7 @@ class CodexReader(Reader):
 
     @property
     def root(self) -> Path:
-        return self.env.path("CODEX_HOME") or (self.env.home / ".codex")
+        return self._root
 
     def _dirs(self) -> list[tuple[Path, bool]]:
         return [(self.root / "sessions", False), (self.root / "archived_sessions", True)]
@@ -794,6 +914,10 @@ class CodexReader(Reader):
     def names(self) -> dict[str, str]:
         """`session_index.jsonl` names: the last entry per id wins (an empty name clears it). Parsed once
         per change of the file."""
+        now = time.monotonic()
+        if now - self._names_checked < 0.5:  # one stat per listing, not one per session
+            return self._names
+        self._names_checked = now
         path = self.root / "session_index.jsonl"
         fp = fingerprint(path)
         if fp == self._names_fp:
@@ -867,18 +991,19 @@ class CodexReader(Reader):
         else:
             head, tail_bytes, _ = read_head_tail(path)
         whole = not tail_bytes  # the head holds the whole file
-        head_lines = _all_lines(head) if whole else complete_lines(head, from_start=True)
         done = False
-        for i, raw in enumerate(head_lines):
-            if _feed_line(facts, raw, i == 0):
+        first = True
+        for raw in _all_lines(head) if whole else _lines(head):
+            if facts.line(raw, first):
                 done = True
                 break
+            first = False
         deep = False
         if not done and not whole:
             deep = True
             consumed = head.rfind(b"\n") + 1  # the deep scan goes on after the head's last whole line
             self._deep_scan(path, facts, consumed)
-        tail = _scan_tail(head_lines if whole else complete_lines(tail_bytes, from_start=False))
+        tail = _scan_tail(head if whole else tail_bytes, whole)
         return facts, tail, deep
 
     @staticmethod
@@ -891,7 +1016,7 @@ class CodexReader(Reader):
             first = consumed == 0
             for raw, whole in iter_raw_lines(f):
                 read += len(raw)
-                if whole and _feed_line(facts, raw, first):
+                if whole and facts.line(raw, first):
                     return
                 first = False
                 if read > DEEP_LIMIT:
@@ -923,18 +1048,26 @@ class CodexReader(Reader):
             for key in ("forked_from_id", "cli_version", "originator"):
                 if _str(meta.get(key)):
                     sess.locator[key] = meta[key]
-        # X1 keeps the cwd only in <environment_context>; the first turn_context is the last resort
-        sess.cwd = sess.cwd or facts.env_cwd or facts.turn_cwd
+        if facts.request is None or not sess.cwd:
+            facts.user_fallback()
+        if not sess.cwd:
+            # X1 keeps the cwd only in <environment_context>; the first turn_context is the last resort
+            tc = facts.turn(facts.first_tc)
+            sess.cwd = facts.env_cwd or (_str(tc.get("cwd")) if tc else None)
         sess.started_at = sess.started_at or parse_time(facts.first_ts)
         request = (facts.item_request if facts.bare else facts.request) or facts.item_request
         sess.first_request = _cap(request) if request else None
         if request is None and facts.capped:
             sess.problems.append(f"first request not found in the first {DEEP_LIMIT >> 20} MiB")
-        sess.model = tail.model or facts.head_model
+        if tail.model is None:
+            tc = facts.turn(facts.last_tc)
+            sess.model = (_str(tc.get("model")) or _model_of_settings(tc)) if tc else None
+        else:
+            sess.model = tail.model
         last = parse_time(tail.last_ts)
         if last is not None and not facts.bare:
             sess.updated_at = last  # else the file mtime: bare records carry no timestamps
-        sess.title = self.names().get(sess.id.lower()) or tail.name or _first_line(sess.first_request)
+        sess.title = self.names().get(sess.id.lower()) or _first_line(sess.first_request)
         if facts.damaged:
             sess.problems.append(f"{facts.damaged} damaged lines skipped")
 
