@@ -157,6 +157,15 @@ def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _PLACEHOLDER_RE.match(value)
 
 
+_CURL_BEFORE_RE = re.compile(r"\bcurl\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
+
+
+def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """-u user:pass counts only on a curl command line (line continuations allowed)."""
+    before = text[max(0, m.start() - 500) : m.start()]
+    return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text)
+
+
 def _slack_ok(value: str, m: re.Match[str], text: str) -> bool:
     last = value.rsplit("-", 1)[-1]
     return _tier1_ok(value, m, text) and len(last) >= 10 and any(c.isdigit() for c in last)
@@ -388,8 +397,9 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]{0,100}:(?P<s>[^\s@/\"'<>]{1,200})@"), ("://",),
          _url_ok),
     Rule("curl-user", 2,
-         _r(r"\bcurl\b(?:[^\n|;&]|\\\n){0,500}?\s(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
-            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _context_ok),
+         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
+            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _curl_ok,
+         anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
     Rule("auth-header", 2,
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
