@@ -24,7 +24,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,10 @@ from tests.realruntimes.scenario import Action, Turn
 
 MODEL = "fake-model"
 _counter = itertools.count(1)
+
+# Called as observer(path, request) before each Anthropic/Responses reply, e.g. by a generator that copies
+# a database while the runtime waits for this answer (its writes are paused then).
+observer: Callable[[str, dict[str, Any]], None] | None = None
 
 
 def _sse(event: str | None, data: dict[str, Any]) -> bytes:
@@ -301,6 +305,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, "application/json", [b'{"error":"bad json"}'])
             return
         try:
+            if observer is not None and not path.endswith("/chat/completions"):
+                observer(path, req)
             if path.endswith("/messages/count_tokens"):
                 ctype, chunks = "application/json", [b'{"input_tokens":100}']
             elif path.endswith("/messages"):
