@@ -332,6 +332,33 @@ def test_x5_steps_commands_messages_and_last_message_last(tmp_path: Path) -> Non
     assert p.exists()
 
 
+def test_x5_real_layout_and_fallback_when_the_event_form_is_missing(tmp_path: Path) -> None:
+    """0.171 puts `id` between `type` and `role`, and `metadata` after the payload; when the
+    UserMessage item is lost, the response item is the fallback."""
+    sid = uid(3)
+    w = W(sid, extra_meta={"account_scoped": True, "history_mode": "paginated",
+                           "runtime_workspace_roots": ["/w/one"]}, ordinal=True, big_instructions=600)
+    w.event({"type": "task_started", "turn_id": "t1"})
+    w.item({"type": "message", "id": "msg_1", "role": "developer", "content": [
+        {"type": "input_text", "text": "<skills_instructions>\n## Skills\n</skills_instructions>"}]})
+    w.item({"type": "message", "id": "msg_2", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>\n  <cwd>/w/one</cwd>\n</environment_context>"}]})
+    w.add("world_state", {"full": True, "state": {"agents_md": {}}})
+    w.turn(model="fake-model")
+    w.event({"type": "thread_settings_applied", "thread_settings": {"model": "fake-model"}})
+    w.item({"type": "message", "id": "msg_3", "role": "user", "content": [
+        {"type": "input_text", "text": "the prompt"}]})
+    for r in w.recs:
+        r["metadata"] = {"history_sequence": 1}
+    w.save(tmp_path, rel_for(sid))
+    s = one(tmp_path)
+    assert s.first_request == "the prompt"
+    assert s.model == "fake-model"
+    assert s.problems == []
+    got = kinds(steps_of(CodexReader(env_for(tmp_path)), s)[0])
+    assert got == [("request", "the prompt")]
+
+
 def test_x2_wrapped_events_win_over_response_items(tmp_path: Path) -> None:
     sid = uid(2)
     w = W(sid, extra_meta={"cli_version": "0.46.0", "originator": "codex_cli_rs", "source": "cli"})
@@ -833,16 +860,33 @@ def test_unreadable_source_raises_clearly(tmp_path: Path) -> None:
 # Live
 
 
-def test_live_only_when_asked_and_only_while_held_open(tmp_path: Path) -> None:
+def test_live_from_codex_thread_writer_lock(tmp_path: Path) -> None:
+    import fcntl
+
+    sid = uid(1)
+    W(sid).user_x5("running").save(tmp_path, rel_for(sid))
+    assert one(tmp_path).live is False
+    locks = tmp_path / "codex" / "thread-writer-locks"
+    locks.mkdir()
+    (locks / ".coordination.lock").write_text("")
+    lock = locks / f"{sid}.lock"
+    lock.write_text("")
+    assert one(tmp_path).live is False  # left behind by a killed process: nobody holds it
+    with open(lock, "rb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # what a running Codex does
+        assert one(tmp_path).live is True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    assert one(tmp_path).live is False
+
+
+def test_live_by_open_rollout_only_when_asked(tmp_path: Path) -> None:
     sid = uid(1)
     p = W(sid).user_x5("running").save(tmp_path, rel_for(sid))
-    assert one(tmp_path).live is False
     if not Path("/proc/self/fd").is_dir():
         pytest.fail("needs Linux /proc to test live detection")
     with open(p, "a"):  # this process holds the rollout open, as a running Codex does
         r = CodexReader(env_for(tmp_path), probe_live=True)
-        s = r.summarize(sources(r)[0])[0]
-        assert s.live is True
+        assert r.summarize(sources(r)[0])[0].live is True
         assert CodexReader(env_for(tmp_path)).summarize(sources(r)[0])[0].live is False
     r2 = CodexReader(env_for(tmp_path), probe_live=True)
     assert r2.summarize(sources(r2)[0])[0].live is False

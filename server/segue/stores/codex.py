@@ -623,7 +623,7 @@ class _Facts:
                     self.first_tc = self.first_tc or raw
                     self.last_tc = raw
             elif kind == b"response_item":
-                if sub == b"message" and raw.startswith(b'"role":"user"', m.end()):
+                if sub == b"message" and raw.find(b'"role":"user"', m.end(), m.end() + 300) > 0:
                     self._keep_user(raw)
             elif kind == b"turn_context":
                 self.first_tc = self.first_tc or raw
@@ -835,6 +835,27 @@ def _zst_head_tail(path: str) -> tuple[bytes, bytes]:
 # Live detection
 
 
+def held_inodes(proc_locks: str = "/proc/locks") -> set[int] | None:
+    """Inodes some process holds a lock on (Linux /proc/locks), or None when that cannot be read."""
+    try:
+        with open(proc_locks, "rb") as f:
+            data = f.read(4 * 1024 * 1024)
+    except OSError:
+        return None
+    out: set[int] = set()
+    for line in data.splitlines():
+        parts = line.split()
+        if len(parts) > 1 and parts[1] == b"->":  # a waiter, not a holder
+            continue
+        for field in parts[4:7]:
+            if field.count(b":") == 2:  # MAJ:MIN:INODE
+                inode = field.rsplit(b":", 1)[1]
+                if inode.isdigit():
+                    out.add(int(inode))
+                break
+    return out
+
+
 def open_rollouts(prefixes: tuple[str, ...], proc: str = "/proc") -> set[str]:
     """Rollout paths some process holds open (Linux /proc/<pid>/fd). Codex keeps its rollout open for
     appending while the session runs, so a holder means a live session; empty when /proc is absent."""
@@ -881,6 +902,8 @@ class CodexReader(Reader):
         self._names_checked = -1.0
         self._root = env.path("CODEX_HOME") or (env.home / ".codex")
         self._live: set[str] | None = None
+        self._locks: tuple[dict[str, int], set[int]] | None = None
+        self._locks_at = -10.0
         self._live_at = 0.0
 
     # -- where
@@ -980,9 +1003,42 @@ class CodexReader(Reader):
             sess.problems.append(f"compressed rollout could not be read: {e}")
             return [sess]
         self._fill(sess, facts, tail, deep, st.st_size)
-        if self.probe_live:
-            sess.live = path in self.live_paths()
+        sess.live = self.is_live(sess.id) or (self.probe_live and path in self.live_paths())
         return [sess]
+
+    def is_live(self, session_id: str) -> bool:
+        """Codex (0.171) holds `thread-writer-locks/<thread id>.lock` locked while a process writes the
+        thread; a clean exit deletes the file and a killed process leaves it unlocked. So live = the
+        file exists and /proc/locks shows a lock on its inode. Without /proc/locks: unknown, False."""
+        locks = self._lock_state()
+        if not locks:
+            return False
+        inode = locks[0].get(session_id.lower())
+        return inode is not None and inode in locks[1]
+
+    def _lock_state(self) -> tuple[dict[str, int], set[int]] | None:
+        """(thread id -> lock file inode, locked inodes), read at most once a second."""
+        now = time.monotonic()
+        if now - self._locks_at < 1.0:
+            return self._locks
+        self._locks_at = now
+        self._locks = None
+        files: dict[str, int] = {}
+        try:
+            with os.scandir(self.root / "thread-writer-locks") as it:
+                for e in it:
+                    if e.name.endswith(".lock") and _UUID_ONLY_RE.match(e.name[:-5]):
+                        try:
+                            files[e.name[:-5].lower()] = e.inode()
+                        except OSError:
+                            continue
+        except OSError:
+            return None
+        if files:
+            held = held_inodes()
+            if held is not None:
+                self._locks = (files, held)
+        return self._locks
 
     def _read(self, path: str, compressed: bool) -> tuple[_Facts, _Tail, bool]:
         facts = _Facts()
@@ -1520,6 +1576,7 @@ def _spawn_task(args: dict[str, Any]) -> str:
     return ""
 
 
+_UUID_ONLY_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _ANY_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
