@@ -14,15 +14,12 @@ import os
 import shutil
 import signal
 import sqlite3
-import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from segue.model import ReadStats, Session, Step
 from segue.stores.base import Env, SqliteUnavailable
 from segue.stores.cline import ClineReader
@@ -34,6 +31,7 @@ from segue.stores.cline_legacy import (
     patch_files,
     search_replace_counts,
 )
+
 from tests.conftest import real_fixture
 
 SID = "1795945918025_mtrtv"
@@ -435,3 +433,775 @@ def test_fingerprints_change_with_content(tmp_path: Path) -> None:
     (d / "agent_1795946100000_abcdef.messages.json").write_text("{}")
     after = {s.path: s.fingerprint for s in r.sources()}
     assert after[str(d)] != mid[str(d)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SDK steps
+
+
+def sdk_transcript() -> list[dict[str, Any]]:
+    agent_task = "Count the files here with `ls | wc -l` and report the number."
+    return [
+        user(wrapped("Please run `echo hello > out.txt && ls` for me"), ts=1795946532453),
+        assistant({"type": "thinking", "thinking": "secret reasoning"}, text("Running it."),
+                  tool_use("t1", "run_commands", {"commands": ["echo hello > out.txt && ls",
+                                                               "ls /nonexistent-dir", "sleep 999"]})),
+        tool_result("t1", "run_commands", [
+            {"query": "echo hello > out.txt && ls", "result": "out.txt\n", "success": True},
+            {"query": "ls /nonexistent-dir", "result": "[Command exited with code 2]\n\n[stderr]\nno such dir",
+             "error": "Command exited with code 2", "success": False},
+            {"query": "sleep 999", "result": "", "error": "Command failed: Command timed out after 30000ms",
+             "success": False}]),
+        assistant(tool_use("t2", "read_files", {"files": [{"path": "/w/one/out.txt"}]}),
+                  tool_use("t3", "editor", {"path": "notes.md", "new_text": "a\nb\nc\n"}),
+                  tool_use("t4", "editor", {"path": "/w/one/x.py", "old_text": "1\n2\n", "new_text": "3\n"}),
+                  tool_use("t5", "editor", {"path": "/w/one/bad.py", "old_text": "zz", "new_text": "y"}),
+                  tool_use("t6", "fetch_web_content", {"requests": [{"url": "http://127.0.0.1/x"}]})),
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t2", "name": "read_files", "content": "1 | out"},
+            {"type": "tool_result", "tool_use_id": "t3", "name": "editor",
+             "content": {"query": "edit:/w/one/notes.md", "result": "ok", "success": True}},
+            {"type": "tool_result", "tool_use_id": "t4", "name": "editor",
+             "content": [{"query": "edit:/w/one/x.py", "result": "ok", "success": True}]},
+            {"type": "tool_result", "tool_use_id": "t5", "name": "editor", "is_error": True,
+             "content": [{"query": "edit:/w/one/bad.py", "result": "", "error": "Editor operation failed",
+                          "success": False}]},
+            {"type": "tool_result", "tool_use_id": "t6", "name": "fetch_web_content", "content": "page"}],
+         "ts": 1795946532700},
+        user("You seem to be repeating the same tool call.", ts=1795946532710),  # runtime's own notice
+        assistant(tool_use("t7", "spawn_agent", {"systemPrompt": "You count.", "task": agent_task}),
+                  tool_use("t8", "apply_patch", {"input": "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y"
+                                                          "\n+z\n*** Add File: /w/one/new.txt\n+hello\n"
+                                                          "*** End Patch"}),
+                  tool_use("t9", "run_commands", {"commands": [{"command": "git", "args": ["commit", "-m",
+                                                                                             "two words"]}]})),
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t7", "name": "spawn_agent", "content": {"text": "3"}},
+            {"type": "tool_result", "tool_use_id": "t9", "name": "run_commands",
+             "content": [{"type": "text", "text": json.dumps([{"query": 'git commit -m "two words"',
+                                                                "result": "[main 1] two words",
+                                                                "success": True}])}]}],
+         "ts": 1795946532800},
+        {"role": "user", "content": [{"type": "text", "text": "Context summary: earlier work"}],
+         "metadata": {"kind": "compaction_summary", "displayRole": "system"}},
+        user(f'<user_command slash="review">{wrapped("the diff")}</user_command>', ts=1795946532900),
+        user(wrapped("Now write notes.md\n<mode_notice>switched</mode_notice>"), ts=1795946533000),
+        assistant(text("All done: notes.md written.")),
+    ]
+
+
+def test_sdk_steps_commands_edits_subagents_requests(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    d = write_session(data_dir(home) / "sessions", SID, sdk_transcript())
+    agent = "agent_1795946100000_x1y2z3"
+    (d / f"{agent}.messages.json").write_text(json.dumps(messages_doc(
+        f"{SID}__{agent}", [user("Count the files here with `ls | wc -l` and report the number.")],
+        agent="subagent", parent=SID)))
+    r = reader(home)
+    s = listing(r)[SID]
+    steps, stats = steps_of(r, s)
+    kinds = [(x.kind, x.text) for x in steps]
+    assert kinds[0] == ("request", "Please run `echo hello > out.txt && ls` for me")
+    assert ("message", "Running it.") in kinds
+    assert not any("secret reasoning" in t for _, t in kinds)
+    cmds = [(x.text, x.exit_code) for x in steps if x.kind == "command"]
+    assert cmds == [("echo hello > out.txt && ls", 0), ("ls /nonexistent-dir", 2), ("sleep 999", None),
+                    ('git commit -m "two words"', 0)]
+    assert next(x for x in steps if x.text == "ls /nonexistent-dir").output.endswith("no such dir")
+    edits = [(x.path, x.added, x.removed) for x in steps if x.kind == "edit"]
+    assert edits == [("/w/one/notes.md", 3, 0), ("/w/one/x.py", 1, 2), ("/w/one/src/a.py", 2, 1),
+                     ("/w/one/new.txt", 1, 0)]  # the failed edit of bad.py is left out
+    assert not any(x.kind == "tool" and "read_files" in x.text for x in steps)
+    assert ("tool", "fetch_web_content: " + json.dumps({"requests": [{"url": "http://127.0.0.1/x"}]})) in kinds
+    sub = next(x for x in steps if x.kind == "subagent")
+    assert sub.text.startswith("Count the files here") and sub.ref == f"{SID}__{agent}"
+    requests = [x.text for x in steps if x.kind == "request"]
+    assert requests == ["Please run `echo hello > out.txt && ls` for me", "/review the diff",
+                        "Now write notes.md"]
+    assert steps[-1] == Step("message", text="All done: notes.md written.", at=steps[-1].at)
+    assert stats.damaged_lines == 0 and not stats.problems
+
+
+def test_sdk_subagent_steps_and_unwrapped_transcripts(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    d = write_session(data_dir(home) / "sessions", SID, [
+        user("an older transcript: bare prompt"), assistant(text("ok")), user("a bare follow-up"),
+        assistant(text("ok again"))])
+    agent = "agent_1795946100000_x1y2z3"
+    (d / f"{agent}.messages.json").write_text(json.dumps(messages_doc(f"{SID}__{agent}", [
+        user("Count the files"), assistant(tool_use("c1", "run_commands", {"commands": ["ls | wc -l"]})),
+        tool_result("c1", "run_commands", [{"query": "ls | wc -l", "result": "3", "success": True}]),
+        user("Stop repeating yourself."), assistant(text("There are 3 files."))],
+        agent="subagent", parent=SID)))
+    r = reader(home)
+    got = listing(r)
+    lead_steps, _ = steps_of(r, got[SID])
+    assert [x.text for x in lead_steps if x.kind == "request"] == ["an older transcript: bare prompt",
+                                                                   "a bare follow-up"]
+    sub_steps, _ = steps_of(r, got[f"{SID}__{agent}"])
+    assert [(x.kind, x.text, x.exit_code) for x in sub_steps] == [
+        ("request", "Count the files", None), ("command", "ls | wc -l", 0),
+        ("message", "There are 3 files.", None)]
+
+
+def test_sdk_interrupted_turn_has_unknown_exit_code(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_session(data_dir(home) / "sessions", SID, [
+        user(wrapped("go")), assistant(tool_use("t1", "run_commands", {"commands": ["make test"]}))])
+    r = reader(home)
+    steps, _ = steps_of(r, listing(r)[SID])
+    assert [(x.kind, x.exit_code) for x in steps] == [("request", None), ("command", None)]
+
+
+def test_steps_when_the_messages_file_is_gone(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_db(data_dir(home) / "db" / "sessions.db", [row(SID)])
+    r = reader(home)
+    s = listing(r)[SID]
+    assert not r.exists(s)
+    steps, stats = steps_of(r, s)
+    assert steps == [] and stats.problems == ["messages file not found"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Legacy stores (CLI 1.x/2.x under the data dir; VS Code globalStorage L0 and L1)
+
+
+def legacy_task(root: Path, tid: str, *, ui: list[Any] | None = None, api: list[Any] | None = None,
+                meta: dict[str, Any] | None = None) -> Path:
+    d = root / "tasks" / tid
+    d.mkdir(parents=True, exist_ok=True)
+    if ui is not None:
+        (d / "ui_messages.json").write_text(json.dumps(ui))  # single-line, as Cline writes it
+    if api is not None:
+        (d / "api_conversation_history.json").write_text(json.dumps(api))
+    if meta is not None:
+        (d / "task_metadata.json").write_text(json.dumps(meta))
+    return d
+
+
+def env_details(cwd: str) -> str:
+    return (f"<environment_details>\n# VSCode Visible Files\nx.py\n\n# Current Time\nnow\n\n"
+            f"# Current Working Directory ({cwd}) Files\nx.py\n</environment_details>")
+
+
+def vscode_root(home: Path, app: str = "Code") -> Path:
+    return home / ".config" / app / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+
+
+def test_legacy_l1_history_lists_tasks_and_orphans(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text(json.dumps([
+        {"id": "1733000000000", "ts": 1733000900000, "task": "Fix the login bug\nin auth.py",
+         "tokensIn": 1, "tokensOut": 2, "totalCost": 0, "cwdOnTaskInitialization": "c:\\Users\\me\\app",
+         "modelId": "claude-sonnet-4"},
+        {"id": "1733000001000", "ts": 1733000950000, "task": "Gone task", "tokensIn": 0, "tokensOut": 0,
+         "totalCost": 0},
+        "junk", {"no": "id"}]))
+    legacy_task(root, "1733000000000", ui=[{"ts": 1733000000001, "type": "say", "say": "task",
+                                            "text": "Fix the login bug\nin auth.py"}])
+    legacy_task(root, "1733000002000", ui=[
+        {"ts": 1733000002001, "type": "say", "say": "task", "text": "An orphan task"},
+        {"ts": 1733000003000, "type": "say", "say": "text", "text": "working"}],
+        api=[{"role": "user", "content": [{"type": "text", "text": "<task>\nAn orphan task\n</task>"},
+                                          {"type": "text", "text": env_details("/w/orphan")}]}])
+    got = listing(reader(home))
+    assert set(got) == {"1733000000000", "1733000001000", "1733000002000"}
+    a = got["1733000000000"]
+    assert a.first_request == "Fix the login bug\nin auth.py" and a.title == "Fix the login bug"
+    assert a.cwd == "C:\\Users\\me\\app" and a.model == "claude-sonnet-4" and a.branch is None
+    assert a.started_at == pytest.approx(1733000000.0) and a.updated_at == pytest.approx(1733000900.0)
+    assert (a.resumable, a.resume_blocker, a.live) == (False, "cli_cannot_reopen", False)
+    assert a.store_path == str(root / "tasks" / "1733000000000") and not a.problems
+    assert got["1733000001000"].problems == ["task folder missing"]
+    o = got["1733000002000"]
+    assert o.first_request == "An orphan task" and o.cwd == "/w/orphan"
+    assert o.updated_at == pytest.approx(1733000003.0)
+    assert o.problems and "taskHistory.json" in o.problems[0]
+
+
+def test_legacy_history_damaged_falls_back_to_backup_then_folders(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = data_dir(home)  # the legacy CLI store shares the SDK data dir
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text('[{"id": "1733000000000", "ts": 17')
+    (root / "state" / "taskHistory.backup.1733.json").write_text(json.dumps(
+        [{"id": "1733000000000", "ts": 1733000900000, "task": "from the backup"}]))
+    legacy_task(root, "1733000000000", ui=[])
+    got = listing(reader(home))
+    s = got["1733000000000"]
+    assert s.first_request == "from the backup"
+    assert s.locator["flavor"] == "cli" and s.resume_blocker == "cli_cannot_reopen"
+    assert "taskHistory.json unreadable" in s.problems[0]
+    (root / "state" / "taskHistory.backup.1733.json").unlink()
+    s = listing(reader(home))["1733000000000"]
+    assert s.first_request is None and any("taskHistory.json unreadable" in p for p in s.problems)
+
+
+def test_legacy_l0_rebuilds_from_task_folders(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = home / "Library" / "Application Support" / "Cursor" / "User" / "globalStorage" / \
+        "saoudrizwan.claude-dev"
+    # <= 3.56: the first request is the first say:"text" (conversationHistoryIndex -1)
+    legacy_task(root, "1720000000000", ui=[
+        {"ts": 1720000000001, "type": "say", "say": "text", "text": "Old style first request",
+         "conversationHistoryIndex": -1},
+        {"ts": 1720000000500, "type": "say", "say": "api_req_started", "text": "{}"},
+        {"ts": 1720000009000, "type": "say", "say": "completion_result", "text": "done"}],
+        api=[{"role": "user", "content": [{"type": "text", "text": "<task>\nOld style first request\n</task>"},
+                                          {"type": "text", "text": env_details("/w/old")}]}])
+    # only an API history (ui_messages lost)
+    legacy_task(root, "1720000100000", api=[{"role": "user", "content": [
+        {"type": "text", "text": "<task>\nOnly api history\n</task>\n" + env_details("/w/api")}]}])
+    # nothing readable at all
+    legacy_task(root, "1720000200000")
+    r = reader(home)
+    assert {s.kind for s in r.sources()} == {"legacy-task:vscode"}
+    got = listing(r)
+    a = got["1720000000000"]
+    assert (a.first_request, a.cwd) == ("Old style first request", "/w/old")
+    assert a.started_at == pytest.approx(1720000000.0) and a.updated_at == pytest.approx(1720000009.0)
+    assert a.resume_blocker == "cli_cannot_reopen"
+    b = got["1720000100000"]
+    assert (b.first_request, b.cwd) == ("Only api history", "/w/api")
+    c = got["1720000200000"]
+    assert c.first_request is None and c.problems == ["no transcript in task folder"]
+
+
+def test_legacy_first_request_past_the_head_reads_deeper(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home, "VSCodium")
+    big = "x" * (HEAD := 40 * 1024)
+    legacy_task(root, "1720000000000", ui=[
+        {"ts": 1720000000000, "type": "say", "say": "api_req_started", "text": big},
+        {"ts": 1720000000001, "type": "say", "say": "task", "text": "found deeper"}])
+    s = listing(reader(home))["1720000000000"]
+    assert s.first_request == "found deeper" and s.locator.get("read_deep") is True and not s.problems
+    assert HEAD > 32 * 1024
+
+
+def legacy_api_transcript(cwd: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nRun the tests\n</task>"},
+                                     {"type": "text", "text": env_details(cwd)}], "ts": 1733000000100},
+        # native tool calls (3.3x+), results as tool_result blocks
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "<thinking>plan</thinking>I will run them."},
+            {"type": "tool_use", "id": "a1", "name": "execute_command",
+             "input": {"command": "npm test", "requires_approval": "false"}},
+        ], "ts": 1733000000200},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a1",
+             "content": "[execute_command for 'npm test'] Result:\nCommand failed with exit code 1.\nOutput:\n"
+                        "1 failing"},
+            {"type": "text", "text": env_details(cwd)}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a2", "name": "write_to_file",
+             "input": {"path": "src/fix.ts", "content": "a\nb"}},
+            {"type": "tool_use", "id": "a3", "name": "replace_in_file",
+             "input": {"path": "src/b.ts", "diff": "------- SEARCH\nold1\nold2\n=======\nnew1\n+++++++ REPLACE"}},
+            {"type": "tool_use", "id": "a4", "name": "read_file", "input": {"path": "README.md"}},
+            {"type": "tool_use", "id": "a5", "name": "execute_command", "input": {"command": "rm -rf /"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a2", "content": [
+                {"type": "text", "text": "[write_to_file for 'src/fix.ts'] Result:\nThe content was saved."}]},
+            {"type": "tool_result", "tool_use_id": "a3", "content": "[replace_in_file for 'src/b.ts'] Result:\nok"},
+            {"type": "tool_result", "tool_use_id": "a4", "content": "[read_file for 'README.md'] Result:\n..."},
+            {"type": "tool_result", "tool_use_id": "a5",
+             "content": "[execute_command for 'rm -rf /'] Result:\nThe user denied this operation.\n"
+                        "The user provided the following feedback:\n<feedback>\nDo not delete things\n</feedback>"},
+        ]},
+        # older tasks: XML tool calls in the text, results as text blocks
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "Trying again.\n<execute_command>\n<command>npm test -- --fix</command>\n"
+            "<requires_approval>false</requires_approval>\n</execute_command>"}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "[execute_command for 'npm test -- --fix'] Result:"},
+            {"type": "text", "text": "Command executed.\nOutput:\nall passed"}]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<execute_command>\n<command>npm run build</command>\n</execute_command>"}]},
+        {"role": "user", "content": "[execute_command for 'npm run build'] Result:\n"
+                                    "Command executed successfully (exit code 0).\nOutput:\nok"},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<execute_command>\n<command>npm start</command>\n</execute_command>"}]},
+        {"role": "user", "content": [{"type": "text", "text":
+            "[execute_command for 'npm start'] Result:\nCommand is still running in the user's terminal."}]},
+        {"role": "user", "content": [{"type": "text", "text":
+            "[TASK RESUMPTION] This task was interrupted 5 minutes ago.\n\nNew instructions for task "
+            "continuation:\n<user_message>\nAlso update the changelog\n</user_message>"},
+            {"type": "text", "text": env_details(cwd)}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a9", "name": "use_subagents", "input": {"prompt_1": "Find usages"}},
+            {"type": "tool_use", "id": "a10", "name": "attempt_completion",
+             "input": {"result": "Tests pass and the changelog is updated."}}]},
+    ]
+
+
+def test_legacy_steps_from_api_history(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text(json.dumps(
+        [{"id": "1733000000000", "ts": 1733000900000, "task": "Run the tests", "cwdOnTaskInitialization": "/w/t"}]))
+    legacy_task(root, "1733000000000", api=legacy_api_transcript("/w/t"), ui=[])
+    r = reader(home)
+    s = listing(r)["1733000000000"]
+    steps, stats = steps_of(r, s)
+    assert [(x.text, x.exit_code) for x in steps if x.kind == "command"] == [
+        ("npm test", 1), ("npm test -- --fix", 0), ("npm run build", 0), ("npm start", None)]
+    assert [(x.path, x.added, x.removed) for x in steps if x.kind == "edit"] == [
+        ("/w/t/src/fix.ts", 2, None), ("/w/t/src/b.ts", 1, 2)]
+    assert [x.text for x in steps if x.kind == "request"] == [
+        "Run the tests", "Do not delete things", "Also update the changelog"]
+    assert [x.text for x in steps if x.kind == "subagent"] == ["Find usages"]
+    assert ("message", "I will run them.") in [(x.kind, x.text) for x in steps]
+    assert ("message", "Trying again.") in [(x.kind, x.text) for x in steps]
+    assert not any(x.text == "plan" or "README" in x.text for x in steps)
+    assert steps[-1].kind == "message" and steps[-1].text == "Tests pass and the changelog is updated."
+    assert next(x for x in steps if x.text == "npm test").output == "1 failing"
+    assert stats.damaged_lines == 0
+
+
+def test_legacy_steps_fall_back_to_ui_messages(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = home / ".vscode-server" / "data" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
+    legacy_task(root, "1720000000000", ui=[
+        {"ts": 1, "type": "say", "say": "task", "text": "Do the thing"},
+        {"ts": 2, "type": "say", "say": "reasoning", "text": "hmm"},
+        {"ts": 3, "type": "say", "say": "text", "text": "partial", "partial": True},
+        {"ts": 4, "type": "ask", "ask": "command", "text": "make build"},
+        {"ts": 5, "type": "say", "say": "command_output", "text": "built"},
+        {"ts": 6, "type": "say", "say": "tool", "text": json.dumps(
+            {"tool": "newFileCreated", "path": "a.txt", "content": "1\n2\n"})},
+        {"ts": 7, "type": "say", "say": "tool", "text": json.dumps({"tool": "readFile", "path": "b.txt"})},
+        {"ts": 8, "type": "say", "say": "user_feedback", "text": "looks good"},
+        {"ts": 9, "type": "say", "say": "brand_new_kind", "text": "?"},
+        {"ts": 10, "type": "say", "say": "completion_result", "text": "Finished."}])
+    r = reader(home)
+    s = listing(r)["1720000000000"]
+    steps, _ = steps_of(r, s)
+    assert [(x.kind, x.text) for x in steps] == [
+        ("request", "Do the thing"), ("command", "make build"), ("edit", "a.txt"),
+        ("request", "looks good"), ("message", "Finished.")]
+    assert steps[1].exit_code is None and steps[1].output == "built"
+    assert steps[2].added == 2
+
+
+def test_legacy_duplicate_ids_prefer_the_cli_data_dir(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for root, task in ((data_dir(home), "cli copy"), (vscode_root(home), "editor copy")):
+        (root / "state").mkdir(parents=True)
+        (root / "state" / "taskHistory.json").write_text(json.dumps([{"id": "1733", "ts": 1, "task": task}]))
+    assert listing(reader(home))["1733"].first_request == "cli copy"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Incremental JSON and text helpers
+
+
+class Dribble(io.RawIOBase):
+    """A file that returns at most `n` bytes per read: every chunk boundary gets exercised."""
+
+    def __init__(self, data: bytes, n: int) -> None:
+        self.data, self.n, self.pos = data, n, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.n if size < 0 else min(size, self.n)
+        out = self.data[self.pos:self.pos + size]
+        self.pos += len(out)
+        return out
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 20])
+def test_json_stream_survives_every_chunk_boundary(chunk: int) -> None:
+    items = [{"t": 'quote " back \\ slash \\\\" é中😀', "n": 12345, "x": [1.5e3, None, True]},
+             "a string ] with } brackets", 42, -7.25, {"nested": {"deep": [[], {}]}}]
+    data = json.dumps({"version": 1, "updated_at": "x", "messages": items, "system_prompt": "tail"},
+                      ensure_ascii=False, indent=2).encode()
+    header: dict[str, Any] = {}
+    js = JsonStream(Dribble(data, chunk), first_chunk=chunk)  # type: ignore[arg-type]
+    assert list(js.array_at("messages", header)) == items
+    assert header == {"version": 1, "updated_at": "x"} and js.damaged == 0 and not js.truncated
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 1 << 20])
+def test_json_stream_skips_damage_and_oversized_items(chunk: int) -> None:
+    big = "z" * 300 + '\\"' + "z" * 300
+    data = ('[{"a":1}, {"b": tru}, garbage, {"c":"' + big + '"}, {"d":[1,2]}, {"e": "cut').encode()
+    js = JsonStream(Dribble(data, chunk), first_chunk=chunk)  # type: ignore[arg-type]
+    got = list(js.items(cap=256))
+    assert got == [{"a": 1}, {"d": [1, 2]}]
+    assert (js.damaged, js.oversized, js.truncated) == (2, 1, True)
+    stats = ReadStats()
+    js.account(stats)
+    assert stats.damaged_lines == 2 and len(stats.problems) == 2
+
+
+def test_json_stream_invalid_utf8_and_dangling_bracket() -> None:
+    data = b'[{"t":"ok \xff\xfe bad"}, {"u":2}]\n]'  # bytes that are not UTF-8; a non-atomic write's `]`
+    js = JsonStream(io.BytesIO(data))
+    got = list(js.items())
+    assert got == [{"t": "ok \ufffd\ufffd bad"}, {"u": 2}] and js.damaged == 0
+
+
+def test_json_stream_head_limit_is_not_truncation() -> None:
+    data = json.dumps([{"i": i, "pad": "p" * 100} for i in range(1000)]).encode()
+    js = JsonStream(io.BytesIO(data), first_chunk=4096, limit=4096)
+    got = list(js.items())
+    assert 0 < len(got) < 1000 and js.cut and not js.truncated and js.bytes_read == 4096
+
+
+def test_clean_request_unwraps_and_drops_injected_context() -> None:
+    assert clean_request('<user_input mode="plan">Hi there</user_input>') == "Hi there"
+    assert clean_request("<task>\nFix it\n</task>") == "Fix it"
+    assert clean_request("<feedback>\nmore\n</feedback>") == "more"
+    assert clean_request('<user_command slash="team">Build it</user_command>') == "/team Build it"
+    assert clean_request("<task>\nLook at 'a.py' (see below for file content)\n</task>\n"
+                         '<file_content path="a.py">\nSECRET\n</file_content>\n'
+                         + env_details("/w")) == "Look at 'a.py' (see below for file content)"
+    marker = "Continue\n\n[segue-handoff v1 from=claude:1234]"
+    assert clean_request(wrapped(marker)) == marker
+    assert clean_request("I typed <task> literally") == "I typed <task> literally"
+    assert clean_request(None) == ""
+
+
+def test_path_and_count_helpers() -> None:
+    assert norm_path("c:\\\\Users\\\\me\\\\app\\\\") == "C:\\Users\\me\\app"
+    assert norm_path("C:/Users/me/app") == "C:\\Users\\me\\app"
+    assert norm_path("/home/me/") == "/home/me" and norm_path("/") == "/" and norm_path("") is None
+    assert search_replace_counts("<<<<<<< SEARCH\na\n=======\nb\nc\n>>>>>>> REPLACE") == (2, 1)
+    assert search_replace_counts("no blocks") == (None, None)
+    assert patch_files("*** Delete File: x\n*** Update File: y\n*** Move to: z\n-a\n+b\n+c") == [
+        ("x", 0, None), ("z", 2, 1)]
+    assert legacy_exit("Command terminated by signal SIGKILL.") == (None, False)
+    assert legacy_exit("The user denied this operation.") == (None, True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bad input never crashes and never loses a session
+
+
+def test_damaged_sdk_files_still_list(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sessions = data_dir(home) / "sessions"
+    # 1: manifest damaged -> listed from its messages file
+    d1 = write_session(sessions, "1795945918001_aaaaa", [user(wrapped("messages only"))])
+    (d1 / "1795945918001_aaaaa.json").write_text('{"session_id": "1795945918001_aaaaa", "prom')
+    # 2: messages file truncated mid-write, corrupt element and invalid UTF-8 in the middle
+    d2 = write_session(sessions, "1795945918002_bbbbb", None)
+    doc = json.dumps(messages_doc("1795945918002_bbbbb", [
+        user(wrapped("two")), assistant(text("first")), {"role": "assistant", "content": [text("zz")]},
+        assistant(text("second")), assistant(text("third"))]), indent=2).encode()
+    doc = doc.replace(b'"zz"', b'"\xff\xfe"').replace(b'"first"', b'"first" ,, "x": }')
+    (d2 / "1795945918002_bbbbb.messages.json").write_bytes(doc[: doc.index(b'"third"') + 3])
+    # 3: empty files everywhere
+    d3 = sessions / "1795945918003_ccccc"
+    d3.mkdir()
+    (d3 / "1795945918003_ccccc.json").write_text("")
+    (d3 / "1795945918003_ccccc.messages.json").write_text("")
+    (d3 / "agent_1_x.messages.json").write_text("")
+    # 4: directories and dangling links where files belong
+    d4 = sessions / "1795945918004_ddddd"
+    (d4 / "1795945918004_ddddd.json").mkdir(parents=True)
+    (d4 / "1795945918004_ddddd.messages.json").symlink_to(tmp_path / "nowhere")
+    (d4 / "agent_2_y.messages.json").mkdir()
+    # 5: a stray file in sessions/
+    (sessions / "notes.txt").write_text("x")
+    r = reader(home)
+    got = listing(r)
+    assert got["1795945918001_aaaaa"].first_request == "messages only"
+    assert "manifest unreadable" in got["1795945918001_aaaaa"].problems[0]
+    assert got["1795945918002_bbbbb"].first_request == "Please run it"
+    assert "1795945918003_ccccc" not in got or got["1795945918003_ccccc"].problems
+    steps, stats = steps_of(r, got["1795945918002_bbbbb"])
+    assert [x.text for x in steps] == ["two", "\ufffd\ufffd", "second"]
+    assert stats.damaged_lines >= 1  # an unbalanced record resyncs in pieces; each piece counts
+    assert "ends mid-record" in " ".join(stats.problems)
+    for s in got.values():
+        steps_of(r, s)  # never raises
+
+
+def test_fifo_is_never_opened(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sessions = data_dir(home) / "sessions"
+    d = write_session(sessions, SID, None)
+    os.mkfifo(d / f"{SID}.messages.json")
+    os.mkfifo(d / "agent_1795946100000_abcdef.messages.json")
+    root = vscode_root(home)
+    (root / "state").mkdir(parents=True)
+    os.mkfifo(root / "state" / "taskHistory.json")
+    (data_dir(home) / "db").mkdir()
+    os.mkfifo(data_dir(home) / "db" / "sessions.db")
+    t = legacy_task(root, "1733")
+    os.mkfifo(t / "ui_messages.json")
+    os.mkfifo(t / "api_conversation_history.json")
+
+    def boom(*_: Any) -> None:
+        raise TimeoutError("the reader blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(10)
+    try:
+        r = reader(home)
+        found: list[Session] = []
+        for src in r.sources():
+            try:
+                found += r.summarize(src)
+            except SqliteUnavailable:
+                assert src.kind == "sdk-db"
+        for s in found:
+            steps_of(r, s)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert {s.id for s in found} >= {SID, "1733"}
+
+
+@pytest.mark.slow
+def test_huge_single_line_transcripts_stream_in_flat_memory(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    output = "o" * (50 * 1024 * 1024)  # one 50 MB element, over the per-record cap
+    api = [{"role": "user", "content": [{"type": "text", "text": "<task>\nBig\n</task>"}]}]
+    for i in range(3000):
+        api.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"c{i}", "name": "execute_command",
+                                                      "input": {"command": f"echo {i}"}}]})
+        api.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{i}", "content":
+                    f"[execute_command for 'echo {i}'] Result:\nCommand executed.\nOutput:\n" + "x" * 8000}]})
+    api.insert(3, {"role": "user", "content": [{"type": "text", "text": output}]})
+    t = legacy_task(root, "1733000000000", api=api)
+    del api, output
+    size = (t / "api_conversation_history.json").stat().st_size
+    assert size > 70 * 1024 * 1024
+    r = reader(home)
+    s = listing(r)["1733000000000"]
+    tracemalloc.start()
+    codes = 0
+    st = ReadStats()
+    for step in r.steps(s, st):
+        codes += step.exit_code == 0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert codes == 3000
+    assert peak < 40 * 1024 * 1024, f"peak {peak} bytes for a {size}-byte transcript"
+    assert any("over 8 MiB" in p for p in st.problems)
+
+
+@pytest.mark.slow
+def test_summaries_stay_cheap_for_many_sessions(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rows = [row(f"17959459{i:05d}_abcde", prompt=wrapped(f"task {i}")) for i in range(4000)]
+    write_db(data_dir(home) / "db" / "sessions.db", rows)
+    r = reader(home)
+    t0 = time.perf_counter()
+    got = all_summaries(r)
+    dt = time.perf_counter() - t0
+    assert len(got) == 4000
+    assert dt < 1.0, f"{dt:.3f}s for 4000 DB rows"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Read-only: nothing under a store is created, changed or removed
+
+
+def snapshot(root: Path, allow_shm: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            if p.is_symlink() or not p.is_file():
+                out[str(p)] = ("node", st.st_mode, st.st_mtime_ns)
+                continue
+            if p.is_fifo():
+                out[str(p)] = ("fifo", st.st_mtime_ns)
+                continue
+            if allow_shm and name.endswith("-shm"):
+                out[str(p)] = ("shm",)  # SQLite may update its read marks: the one allowed change
+                continue
+            out[str(p)] = (hashlib.sha256(p.read_bytes()).hexdigest(), st.st_size, st.st_mtime_ns)
+    return out
+
+
+def exercise(r: ClineReader) -> int:
+    n = 0
+    for src in r.sources():
+        try:
+            sessions = r.summarize(src)
+        except SqliteUnavailable:
+            continue
+        for s in sessions:
+            r.exists(s)
+            n += len(steps_of(r, s)[0])
+    return n
+
+
+def build_everything(home: Path) -> None:
+    d = write_session(data_dir(home) / "sessions", SID, sdk_transcript())
+    (d / "agent_1795946100000_x1y2z3.messages.json").write_text(json.dumps(messages_doc(
+        f"{SID}__agent_1795946100000_x1y2z3", [user("Count the files here with `ls | wc -l` and report the "
+                                                    "number.")], agent="subagent", parent=SID)))
+    root = vscode_root(home)
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text(json.dumps([{"id": "1733000000000", "ts": 1, "task": "t"}]))
+    legacy_task(root, "1733000000000", api=legacy_api_transcript("/w"), ui=[{"ts": 1, "say": "task", "text": "t"}])
+    legacy_task(vscode_root(home, "Cursor"), "1720000000000", ui=[{"ts": 1, "say": "text", "text": "l0"}])
+    (data_dir(home) / "secrets.json").write_text('{"apiKey": "never read"}')
+
+
+def test_reader_never_writes_rollback_db(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    build_everything(home)
+    write_db(data_dir(home) / "db" / "sessions.db", [row(SID)])
+    before = snapshot(home)
+    assert exercise(reader(home)) > 10
+    assert snapshot(home) == before
+
+
+def test_reader_never_writes_wal_db_without_wal_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    build_everything(home)
+    db = data_dir(home) / "db" / "sessions.db"
+    con = write_db(db, [row(SID)], wal=True)
+    assert con is not None
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()  # the last connection removes -wal and -shm; the header still says WAL
+    assert not Path(str(db) + "-wal").exists() and sqlite3.connect(db).execute(
+        "PRAGMA journal_mode").fetchone()[0] == "wal"
+    before = snapshot(home, allow_shm=False)
+    assert exercise(reader(home)) > 10
+    assert snapshot(home, allow_shm=False) == before
+
+
+def test_reader_never_writes_wal_db_with_live_writer(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    build_everything(home)
+    db = data_dir(home) / "db" / "sessions.db"
+    con = write_db(db, [row(SID), row(SID2)], wal=True)
+    assert con is not None
+    try:
+        assert Path(str(db) + "-wal").stat().st_size > 0
+        before = snapshot(home)
+        r = reader(home)
+        assert exercise(r) > 10
+        assert SID2 in listing(r)
+        assert snapshot(home) == before
+    finally:
+        con.close()
+
+
+def test_reader_never_writes_wal_without_shm(tmp_path: Path) -> None:
+    """A copied store with `-wal` but no `-shm`: a read-only open would create the `-shm` in the store."""
+    home = tmp_path / "home"
+    build_everything(home)
+    live = tmp_path / "live"
+    con = write_db(live / "sessions.db", [row(SID), row(SID2, prompt="only in the wal")], wal=True)
+    assert con is not None
+    try:
+        db = data_dir(home) / "db" / "sessions.db"
+        db.parent.mkdir(parents=True)
+        shutil.copyfile(live / "sessions.db", db)
+        shutil.copyfile(live / "sessions.db-wal", str(db) + "-wal")
+    finally:
+        con.close()
+    before = snapshot(home, allow_shm=False)
+    r = reader(home)
+    assert exercise(r) > 10
+    assert listing(r)[SID2].first_request == "only in the wal"
+    assert snapshot(home, allow_shm=False) == before
+
+
+def test_read_only_checker_detects_a_touched_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    build_everything(home)
+    before = snapshot(home)
+    target = data_dir(home) / "sessions" / SID / f"{SID}.json"
+    st = target.stat()
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+    assert snapshot(home) != before
+    before = snapshot(home)
+    (data_dir(home) / "sessions" / SID / "stray.tmp").write_text("")
+    assert snapshot(home) != before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The real store written by Cline CLI 3.x (tests/fixtures/real/cline): fails, never skips, when missing
+
+
+def real_store(tmp_path: Path, sub: str = "") -> tuple[ClineReader, dict[str, Any], Path]:
+    d, exp = real_fixture("cline")
+    copy = tmp_path / "fx"
+    shutil.copytree(d, copy, symlinks=True)  # SQLite may touch a -shm: never in the repository
+    base = copy / sub if sub else copy
+    environ = {k: str(base / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
+    home = base / exp.get("env", {}).get("HOME", "home")
+    return ClineReader(Env(home=home, environ=environ)), exp, copy
+
+
+def test_real_fixture_lists_every_session(tmp_path: Path) -> None:
+    r, exp, _ = real_store(tmp_path)
+    got = listing(r)
+    assert exp["sessions"], "expected.json lists no sessions"
+    for want in exp["sessions"]:
+        s = got.get(want["id"])
+        assert s is not None, f"{want['id']} ({want.get('scenario')}) not listed; got {sorted(got)}"
+        assert s.first_request == want["first_request"], want["scenario"]
+        assert s.cwd == want["cwd"], want["scenario"]
+        assert s.branch == want["branch"], want["scenario"]
+        assert s.parent_id == want["parent_id"], want["scenario"]
+        assert s.resumable is (want["parent_id"] is None)
+        assert s.resume_blocker == (None if want["parent_id"] is None else "subagent")
+        assert s.started_at and s.updated_at and s.updated_at >= s.started_at
+        assert s.model, want["scenario"]
+        assert r.exists(s)
+        assert not s.problems, (want["scenario"], s.problems)
+    for s in got.values():
+        assert s.live is False  # every run has ended
+
+
+def test_real_fixture_steps_match_what_the_agent_did(tmp_path: Path) -> None:
+    r, exp, _ = real_store(tmp_path)
+    got = listing(r)
+    for want in exp["sessions"]:
+        steps, stats = steps_of(r, got[want["id"]])
+        name = want["scenario"]
+        cmds = [{"command": x.text, "exit_code": x.exit_code} for x in steps if x.kind == "command"]
+        assert cmds == want["commands"], name
+        edited = {x.path for x in steps if x.kind == "edit"}
+        assert set(want["files_written"]) <= edited, (name, edited)
+        refs = [x.ref for x in steps if x.kind == "subagent"]
+        assert refs == want.get("subagent_ids", []), name
+        requests = [x.text for x in steps if x.kind == "request"]
+        assert requests and requests[0] == want["first_request"], name
+        assert requests[-1] == want["latest_request"], name
+        assert stats.damaged_lines == 0 and not stats.problems, (name, stats)
+        if want["parent_id"] is None:
+            assert steps[-1].kind == "message", name
+
+
+def test_real_fixture_live_capture_reads_the_wal(tmp_path: Path) -> None:
+    r, exp, copy = real_store(tmp_path, "live-capture")
+    wal = copy / "live-capture" / "home" / ".cline" / "data" / "db" / "sessions.db-wal"
+    assert wal.is_file() and wal.stat().st_size > 0
+    sub = next(w for w in exp["sessions"] if w["scenario"] == "sub" and w["parent_id"] is None)
+    rows = {s.id: s for src in r.sources() if src.kind == "sdk-db" for s in r.summarize(src)}
+    assert sub["id"] in rows, sorted(rows)
+    assert rows[sub["id"]].first_request == sub["first_request"]
+
+
+def test_real_fixture_is_read_only(tmp_path: Path) -> None:
+    r, _, copy = real_store(tmp_path)
+    before = snapshot(copy)
+    assert exercise(r) > 0
+    assert snapshot(copy) == before
+    r2, _, _ = real_store(tmp_path / "live", "live-capture")
+    live = tmp_path / "live" / "fx"
+    before = snapshot(live)
+    exercise(r2)
+    assert snapshot(live) == before

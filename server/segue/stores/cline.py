@@ -14,9 +14,12 @@ Legacy stores (`cline_legacy`): the CLI 1.x/2.x tasks under the same data dir, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -169,7 +172,11 @@ class ClineReader(Reader):
             raise SqliteUnavailable(f"{db}: not a regular file")
         if os.path.getsize(db) == 0 and not os.path.exists(db + "-wal"):
             return []  # SQLite's fresh, still empty database
-        con = open_sqlite_readonly(db)
+        with _readable_db(db) as path:
+            return self._db_rows(db, path)
+
+    def _db_rows(self, db: str, path: str) -> list[Session]:
+        con = open_sqlite_readonly(path)
         try:
             cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
             if not cols:
@@ -266,6 +273,23 @@ class ClineReader(Reader):
 
 # ---------------------------------------------------------------------------------------------------------
 # SDK summaries
+
+
+@contextlib.contextmanager
+def _readable_db(db: str) -> Iterator[str]:
+    """The path to open. A `-wal` without its `-shm` (a copied or crashed store) would make SQLite create
+    the `-shm` next to the database even read-only, so such a pair is read from a private copy instead."""
+    if not os.path.exists(db + "-wal") or os.path.exists(db + "-shm"):
+        yield db
+        return
+    with tempfile.TemporaryDirectory(prefix="segue-cline-") as tmp:
+        copy = os.path.join(tmp, "sessions.db")
+        try:
+            shutil.copyfile(db, copy)
+            shutil.copyfile(db + "-wal", copy + "-wal")
+        except OSError as e:
+            raise SqliteUnavailable(f"{db}: {e.strerror or e}") from e
+        yield copy
 
 
 def _split_id(sid: str) -> tuple[str, str]:
@@ -428,12 +452,13 @@ class _Children:
             out.append((s.id, s.first_request or ""))
         if not out and isinstance(self.db, str) and regular_file(self.db):
             try:
-                con = open_sqlite_readonly(self.db)
-                try:
-                    rows = con.execute("SELECT session_id, prompt FROM sessions WHERE parent_session_id = ? "
-                                       "ORDER BY started_at", (self.root,)).fetchall()
-                finally:
-                    con.close()
+                with _readable_db(self.db) as path:
+                    con = open_sqlite_readonly(path)
+                    try:
+                        rows = con.execute("SELECT session_id, prompt FROM sessions WHERE parent_session_id = ?"
+                                           " ORDER BY started_at", (self.root,)).fetchall()
+                    finally:
+                        con.close()
                 out = [(r[0], clean_request(r[1])) for r in rows if isinstance(r[0], str)]
             except (SqliteUnavailable, sqlite3.Error):
                 pass

@@ -32,7 +32,7 @@ UI_FILES = ("ui_messages.json", "claude_messages.json")  # the second is the pre
 META_FILE = "task_metadata.json"
 HISTORY_REL = os.path.join("state", "taskHistory.json")
 
-ITEM_CAP = 16 * 1024 * 1024  # one array element bigger than this is skipped, never decoded
+ITEM_CAP = 8 * 1024 * 1024  # one array element bigger than this is skipped (memory peaks near 5x this)
 DEEP_LIMIT = 4 * 1024 * 1024  # how far a summary reads when the first request lies past the head
 HISTORY_CAP = 128 * 1024 * 1024
 STEP_TEXT = 16 * 1024  # cap on one step's text: memory stays flat however big the session
@@ -50,7 +50,7 @@ _STR_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')  # unrolled: linear, stop
 _SCALAR_END = re.compile(r"[,\]}]")
 CHUNK = 1024 * 1024
 
-OK, BAD, BIG, END = 0, 1, 2, 3
+OK, BAD, BIG, END, BIG_PAST = 0, 1, 2, 3, 4
 
 
 class JsonStream:
@@ -111,30 +111,36 @@ class JsonStream:
                 return None
 
     def value(self, cap: int = ITEM_CAP) -> tuple[int, Any]:
-        """(OK, obj); (BIG, None) / (BAD, None) with the cursor still on the value; (END, None) when the
-        document ends inside it."""
+        """(OK, obj); (BIG, None) / (BAD, None) with the cursor still on the value; (BIG_PAST, None) past
+        it; (END, None) when the document ends inside it."""
         if self.peek() is None:
             return END, None
         while True:
             try:
                 obj, end = _DECODER.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as e:
-                avail = len(self.buf) - self.pos
-                starved = e.msg.startswith("Unterminated string") or e.pos >= len(self.buf) - 32
-                if not starved:
+                # Damage, or just the end of what has been read so far? An error close to the end of the
+                # buffer (or an open string) may be cured by more data; at the end of the file only an error
+                # at the very end means the document was cut.
+                unterminated = e.msg.startswith("Unterminated string")
+                if self.eof:
+                    cut = unterminated or not self.buf[e.pos:].strip()
+                    return (END if cut else BAD), None
+                if not unterminated and e.pos < len(self.buf) - 32:
                     return BAD, None
+                avail = len(self.buf) - self.pos
                 if avail > cap:
                     return BIG, None
-                if not self._more(avail):
-                    return END, None
+                self._more(avail)
                 continue
             except (ValueError, RecursionError):
                 return BAD, None
-            # a number at the very end of the buffer may continue in the next chunk
-            if end == len(self.buf) and isinstance(obj, (int, float)) and not self.eof and self._more():
+            # a number near the end of the buffer may continue in the next chunk (`-7` of `-7.25`)
+            if isinstance(obj, (int, float)) and len(self.buf) - end < 32 and not self.eof and self._more():
                 continue
+            big = end - self.pos > cap  # decoded only because it arrived within one chunk
             self.pos = end
-            return OK, obj
+            return (BIG_PAST, None) if big else (OK, obj)
 
     def skip(self) -> bool:
         """Move past the value at the cursor without decoding it; False when the document ends first."""
@@ -212,6 +218,9 @@ class JsonStream:
             if status == END:
                 self.truncated = not self.cut
                 return
+            if status == BIG_PAST:
+                self.oversized += 1
+                continue
             if status == BIG:
                 self.oversized += 1
             else:
@@ -258,6 +267,8 @@ class JsonStream:
             if status == OK:
                 if header is not None:
                     header[name] = v
+            elif status == BIG_PAST:
+                continue
             elif status == END or not self.skip():
                 self.truncated = not self.cut
                 return
@@ -843,6 +854,7 @@ def _api_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
                                     b.get("id") if isinstance(b.get("id"), str) else None, b["name"])
                 continue
             requests: list[Step] = []
+            awaiting: list[Step] | None = None  # a bare "[tool] Result:" block: the next block is the body
             for b in blocks:
                 if not isinstance(b, dict):
                     continue
@@ -854,11 +866,17 @@ def _api_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
                     requests += _requests_in(text, at)
                 elif b.get("type") == "text" and isinstance(b.get("text"), str):
                     text = b["text"]
+                    if awaiting is not None:
+                        pending.result(awaiting, text)
+                        awaiting = None
                     r = _RESULT_RE.match(text)
                     if r:
                         steps = pending.match_name(r.group(1))
-                        if steps is not None:
-                            pending.result(steps, _after_result_head(text))
+                        body = _after_result_head(text)
+                        if steps is not None and body.strip():
+                            pending.result(steps, body)
+                        elif steps is not None:
+                            awaiting = steps
                     requests += _requests_in(text, at)
             yield from pending.flush()
             yield from requests
