@@ -629,9 +629,10 @@ class Redactor:
                     found += _run(rule, text, 0)
         for start, chunk in _windows(text):
             low = chunk.lower()
+            cache: dict[re.Pattern[str], list[int]] = {}
             for rule in windowed:
                 if not rule.keywords or any(k in low for k in rule.keywords):
-                    found += _run(rule, chunk, start)
+                    found += _run(rule, chunk, start, low, cache)
         if protected:
             found = [s for s in found if not any(s[0] < pe and ps < s[1] for ps, pe in protected)]
         return _merge(found)
@@ -640,16 +641,35 @@ class Redactor:
 _IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 
-def _anchored(rule: Rule, text: str) -> Iterable[re.Match[str]]:
-    assert rule.anchor is not None
-    done = tried = -1
-    for hit in rule.anchor.finditer(text):
+def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None) -> list[int]:
+    """Start of each identifier that holds an anchor keyword, in order, without repeats."""
+    if low is not None and anchor.flags & re.I and len(low) == len(text):
+        pat = _LOWER_ANCHORS.get(anchor)
+        if pat is None:  # case-insensitive scanning is slow in sre; scan the lower-cased copy instead
+            pat = _LOWER_ANCHORS[anchor] = re.compile(anchor.pattern.replace("(?i)", ""))
+        hits: Iterable[re.Match[str]] = pat.finditer(low)
+    else:
+        hits = anchor.finditer(text)
+    out: list[int] = []
+    last = -1
+    for hit in hits:
         start = hit.start()
-        floor = max(0, start - 70, done)
+        floor = max(0, start - 70, last)
         start = floor + len(text[floor:start].rstrip(_IDENT_CHARS))  # back to the identifier's start
-        if start < done or start == tried:
+        if start != last:
+            out.append(start)
+            last = start
+    return out
+
+
+_LOWER_ANCHORS: dict[re.Pattern[str], re.Pattern[str]] = {}
+
+
+def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str]]:
+    done = -1
+    for start in starts:
+        if start < done:
             continue
-        tried = start
         m = rule.regex.match(text, start)
         if m is not None:
             done = m.end()
@@ -679,11 +699,21 @@ def _key_blocks(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _run(rule: Rule, text: str, offset: int) -> list[tuple[int, int, str]]:
+def _run(rule: Rule, text: str, offset: int, low: str | None = None,
+         cache: dict[re.Pattern[str], list[int]] | None = None) -> list[tuple[int, int, str]]:
+    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans."""
     if rule.finder is not None:
         return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
+    matches: Iterable[re.Match[str]]
+    if rule.anchor is not None:
+        cache = {} if cache is None else cache
+        if rule.anchor not in cache:
+            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low)
+        matches = _anchored(rule, text, cache[rule.anchor])
+    else:
+        matches = rule.regex.finditer(text)
     out = []
-    for m in _anchored(rule, text) if rule.anchor is not None else rule.regex.finditer(text):
+    for m in matches:
         a, b = _value_span(m)
         if b <= a:
             continue
