@@ -231,7 +231,7 @@ export class Actions {
       return undefined;
     }
     this.tree.refresh();
-    const note = this.notes.set(`/handoff/${r.session.runtime}/${r.session.id}.md`, claimMarkdown(r));
+    const note = this.notes.set(`/${r.session.runtime}/handoff-${r.session.id}.md`, claimMarkdown(r));
     await showMarkdown(note);
     await showMarkdown(briefUri(r.session), true).catch((e: unknown) => showError(e, this.log));
     const title = oneLine(r.session.title, 60) || r.session.id;

@@ -48,6 +48,8 @@ export function explain(e: unknown): { message: string; fix?: string } {
       return { message: 'This handoff token has expired.', fix: 'Emit a new token from the other surface.' };
     case ErrorCodes.claimedToken:
       return { message: 'This handoff token was already claimed.', fix: 'Each token works once: emit a new one.' };
+    case ErrorCodes.revokedToken:
+      return { message: 'This handoff token was revoked.', fix: 'Emit a new token from the other surface.' };
     case ErrorCodes.missingDirectory:
       return {
         message: `The session's directory no longer exists${d.cwd ? `: ${d.cwd}` : ''}.`,
@@ -58,6 +60,11 @@ export function explain(e: unknown): { message: string; fix?: string } {
         message: `The ${d.runtime ?? 'runtime'} CLI is not installed or not on PATH.`,
         fix: d.install ? `Install it: ${d.install}` : 'Install it, then try again.',
       };
+    case ErrorCodes.badTarget:
+      return { message: `Segue cannot resume there: ${e.message}` };
+    case ErrorCodes.unsafeDirectory:
+    case ErrorCodes.permissionDenied:
+      return { message: e.message, fix: "Check the ownership and permissions of Segue's state directory (segue.home)." };
     case ErrorCodes.storeUnreadable:
       return { message: `A session store could not be read: ${e.message}`, fix: 'See the Segue log for details.' };
     case ErrorCodes.invalidParams:

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Actions } from './actions';
 import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider } from './documents';
-import { showError } from './errors';
+import { explain, showError } from './errors';
 import { onInterpreterChange, resolveLaunch } from './python';
 import { SegueServer } from './server';
 import { SessionTree } from './tree';
@@ -17,6 +17,7 @@ export interface SegueApi {
   notes: NoteProvider;
   actions: Actions;
   resolveLaunch: () => ReturnType<typeof resolveLaunch>;
+  explain: typeof explain;
 }
 
 export function activate(context: vscode.ExtensionContext): SegueApi {
@@ -100,8 +101,8 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     }
   });
 
-  writeTestMarker('activated', { version: vscode.version, extensionPath: context.extensionPath });
-  return { server, tree, briefs, notes, actions, resolveLaunch: () => resolveLaunch(context.extensionPath) };
+  writeTestMarker('activated', { version: vscode.version, extensionPath: context.extensionPath, path: process.env.PATH });
+  return { server, tree, briefs, notes, actions, resolveLaunch: () => resolveLaunch(context.extensionPath), explain };
 }
 
 export function deactivate(): Promise<void> | undefined {

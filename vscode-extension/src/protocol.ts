@@ -124,9 +124,13 @@ export const ErrorCodes = {
   unknownToken: -32021,
   expiredToken: -32022,
   claimedToken: -32023,
+  revokedToken: -32024,
   missingDirectory: -32030,
   missingCli: -32031,
+  badTarget: -32032,
   storeUnreadable: -32040,
+  unsafeDirectory: -32041,
+  permissionDenied: -32042,
   internal: -32050,
 } as const;
 

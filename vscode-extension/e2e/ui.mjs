@@ -1,0 +1,200 @@
+// Style A: the packaged vsix in code-server, driven through headless Chromium like a person would.
+// Usage: node e2e/ui.mjs   (after scripts/setup.sh). Prints "e2e-ui: N passed, M failed"; exit 1 on failure.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  EXT, installVsix, keepEvidence, launchBrowser, pageLog, prepareRun, readRecord, segueCli, startCodeServer, Steps,
+  waitFor, writeSettings,
+} from './lib.mjs';
+import {
+  activeEditorContains, activeEditorLines, activeTab, clickDialogButton, dialog, pickRow, quickPick, quiet, rowsText,
+  runCommand, text,
+} from './workbench.mjs';
+
+const t0 = Date.now();
+const r = prepareRun('ui');
+const steps = new Steps('e2e-ui', r.dirs.shots);
+const fold = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
+let server;
+let browser;
+
+try {
+  if (!r.fixtures.length) throw new Error('no fixture stores under tests/fixtures/real/<runtime>/ (home/ + expected.json)');
+  writeSettings(r);
+  installVsix(r, path.join(EXT, 'segue.vsix'));
+  server = await startCodeServer(r);
+  browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  const page = await context.newPage();
+  steps.page = page;
+  pageLog(page, path.join(r.run, 'page.log'));
+
+  // What Segue lists, to navigate by title; assertions compare against expected.json (the runtime's facts).
+  const listed = JSON.parse(segueCli(r, ['list', '--json', '--all']));
+  const listing = Array.isArray(listed) ? listed : listed.sessions;
+  const expected = r.fixtures.flatMap((f) => (f.expected.sessions ?? []).filter((s) => !s.parent_id).map((s) => ({ ...s, runtime: f.runtime })));
+  const titleOf = (s) => fold(listing.find((l) => l.runtime === s.runtime && l.id === s.id)?.title ?? '').slice(0, 60);
+  const filterFor = (s) => titleOf(s).slice(0, 40);
+  const resumable = expected.find((s) => listing.find((l) => l.runtime === s.runtime && l.id === s.id)?.resumable) ?? expected[0];
+
+  await steps.step('workbench loads and the extension activates', async () => {
+    await page.goto(`${server.base}/?folder=${encodeURIComponent(r.dirs.ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await page.locator('.statusbar').waitFor({ timeout: 60_000 });
+    await waitFor('the activation marker', () => fs.existsSync(path.join(r.dirs.marker, 'activated')), 60_000);
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+  });
+
+  await steps.step('List Sessions shows every fixture session with its directory and branch', async () => {
+    await runCommand(page, 'Segue: List Sessions');
+    await quickPick(page, 'Segue sessions');
+    const first = await rowsText(page);
+    if (!first.length) throw new Error('the list is empty');
+    for (const s of expected) {
+      const title = titleOf(s);
+      if (!title) throw new Error(`Segue does not list ${s.runtime}:${s.id}`);
+      await page.locator('.quick-input-widget input').fill(title.slice(0, 40));
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title.slice(0, 30) }).first();
+      await row.waitFor({ state: 'visible', timeout: 10_000 });
+      const rowText = fold(await text(row));
+      for (const want of [s.cwd, s.branch].filter(Boolean)) {
+        if (!rowText.includes(want)) throw new Error(`row for ${s.runtime}:${s.id} lacks ${want}: ${rowText}`);
+      }
+    }
+    await page.locator('.quick-input-widget input').fill('');
+    await steps.shot('list-all');
+  });
+
+  await steps.step('the runtime filter narrows the list', async () => {
+    const runtimes = [...new Set(expected.map((s) => s.runtime))];
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'all runtimes' }).waitFor();
+    await page.locator('.quick-input-widget .action-label[aria-label="Filter by runtime"], .quick-input-widget a[title="Filter by runtime"]').first().click();
+    await quickPick(page, 'Show sessions of');
+    // Keep only the first runtime: untick the others.
+    const names = { claude: 'Claude Code', codex: 'Codex CLI', opencode: 'OpenCode', cline: 'Cline' };
+    for (const rt of Object.keys(names).filter((x) => x !== runtimes[0])) {
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: names[rt] }).first().click();
+    }
+    await page.keyboard.press('Enter');
+    await quickPick(page, `Segue sessions (${names[runtimes[0]]})`);
+    const rows = (await rowsText(page)).map(fold);
+    const others = Object.values(names).filter((n) => n !== names[runtimes[0]]);
+    if (!rows.length) throw new Error('no rows after filtering');
+    const leaked = rows.filter((t) => others.some((o) => t.includes(o)));
+    if (leaked.length) throw new Error(`other runtimes still listed: ${leaked[0]}`);
+    await quiet(page);
+  });
+
+  await steps.step('Open Brief shows a read-only Markdown brief with the first request', async () => {
+    const s = expected.find((x) => x.first_request) ?? expected[0];
+    await runCommand(page, 'Segue: Open Brief');
+    await quickPick(page, 'Open the brief of');
+    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await waitFor('the brief tab', async () => (await activeTab(page)).includes(`${s.id}.md`), 30_000);
+    await waitFor('the brief text', async () => (await activeEditorLines(page)).length > 20, 30_000);
+    const needle = fold(s.first_request).slice(0, 50);
+    if (!(await activeEditorContains(page, needle))) throw new Error(`the brief does not contain "${needle}"`);
+    const before = await activeEditorLines(page);
+    await page.keyboard.type('zz');
+    await page.locator('.monaco-editor-overlaymessage', { hasText: 'Cannot edit in read-only editor' }).waitFor({ timeout: 10_000 });
+    if ((await activeEditorLines(page)) !== before) throw new Error('the brief changed after typing');
+  });
+
+  let plan;
+  await steps.step('Resume Session confirms the plan and runs it in a terminal (argv and cwd recorded)', async () => {
+    const s = resumable;
+    plan = JSON.parse(segueCli(r, ['resume', `${s.runtime}:${s.id}`, '--dry-run']));
+    await runCommand(page, 'Segue: Resume Session');
+    await quickPick(page, 'Resume');
+    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    const box = await dialog(page);
+    const shown = fold(await text(box));
+    for (const want of ['Command:', `Directory: ${plan.cwd}`, path.basename(plan.argv[0])]) {
+      if (!shown.includes(want)) throw new Error(`the confirmation lacks "${want}": ${shown}`);
+    }
+    await steps.shot('resume-confirm');
+    await clickDialogButton(page, 'Resume');
+    const file = path.join(r.dirs.out, `resume-${path.basename(plan.argv[0])}`);
+    await waitFor('the fake runtime CLI record', () => fs.existsSync(file), 30_000);
+    const rec = readRecord(file);
+    if (fs.realpathSync(rec.cwd) !== fs.realpathSync(plan.cwd)) throw new Error(`cwd ${rec.cwd} != plan ${plan.cwd}`);
+    if (JSON.stringify(rec.argv.slice(1)) !== JSON.stringify(plan.argv.slice(1))) {
+      throw new Error(`argv ${JSON.stringify(rec.argv)} != plan ${JSON.stringify(plan.argv)}`);
+    }
+    if (rec.segueHome !== r.dirs.state) throw new Error(`terminal SEGUE_HOME ${rec.segueHome}`);
+    await page.locator('.terminal-wrapper, .terminal-tabs-entry, .single-terminal-tab').first().waitFor({ timeout: 15_000 });
+  });
+
+  let token;
+  await steps.step('Emit Handoff Token shows the token once, copies it, and the CLI claims it', async () => {
+    const s = expected[0];
+    await runCommand(page, 'Segue: Emit Handoff Token');
+    await quickPick(page, 'Emit a handoff token for');
+    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    const box = await dialog(page);
+    const m = /h_[A-Za-z0-9_-]{20,}/.exec(await text(box));
+    if (!m) throw new Error('no token in the dialog');
+    token = m[0];
+    const clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `unreadable: ${e}`);
+    console.log(`    clipboard ${clip === token ? 'holds the token' : `does not hold the token (${String(clip).slice(0, 40)})`}`);
+    await steps.shot('emit-dialog');
+    await clickDialogButton(page, 'Cancel');
+    // The listing now marks it as handed off.
+    await runCommand(page, 'Segue: List Sessions');
+    await quickPick(page, 'Segue sessions');
+    await page.locator('.quick-input-widget input').fill(filterFor(s));
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'handed off' }).first().waitFor({ timeout: 15_000 });
+    await steps.shot('handed-off-mark');
+    await quiet(page);
+    const claimed = JSON.parse(segueCli(r, ['handoff', 'claim', token, '--json']));
+    if (claimed.session?.id !== s.id) throw new Error(`CLI claimed ${claimed.session?.id}, expected ${s.id}`);
+    if (claimed.source_surface !== 'editor') throw new Error(`source_surface ${claimed.source_surface}`);
+  });
+
+  await steps.step('Claim Handoff Token takes a CLI-emitted token and shows task, tail and brief', async () => {
+    const s = expected.at(-1);
+    const cliToken = segueCli(r, ['handoff', 'emit', `${s.runtime}:${s.id}`, '--from', 'terminal']).trim();
+    await runCommand(page, 'Segue: Claim Handoff Token');
+    const input = await quickPick(page, 'Claim a Segue handoff token', { rows: false });
+    if ((await input.getAttribute('type')) !== 'password') throw new Error('the token input is not a password field');
+    await input.fill('not-a-token');
+    await page.locator('.quick-input-message', { hasText: 'h_' }).waitFor({ timeout: 5_000 });
+    await input.fill(cliToken);
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab', { hasText: `${s.id}.md` }).first().waitFor({ timeout: 30_000 });
+    await page.locator('.notifications-toasts', { hasText: 'Claimed the handoff' }).waitFor({ timeout: 15_000 });
+    // The claim note opened first, then the brief beside it.
+    await page.locator('.editor-group-container .tabs-container .tab', { hasText: s.id }).first().click();
+    const groups = page.locator('.editor-group-container');
+    const all = fold((await groups.allInnerTexts()).join(' '));
+    if (!all.includes('Handoff:')) throw new Error('no "# Handoff:" note is shown');
+    const task = fold(s.latest_request ?? s.first_request ?? '').slice(0, 30);
+    if (task && !all.includes(task)) console.log(`    note: the visible text does not show "${task}" (may be below the fold)`);
+  });
+
+  await steps.step('Trace Session lists the chain', async () => {
+    const s = expected[0];
+    await runCommand(page, 'Segue: Trace Session');
+    await quickPick(page, 'Trace');
+    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Trace:' }).waitFor({ timeout: 20_000 });
+    const rows = (await rowsText(page)).map(fold);
+    if (!rows.some((t) => t.includes(titleOf(s).slice(0, 30)))) throw new Error(`the chain lacks the session: ${rows.join(' | ')}`);
+    await quiet(page);
+  });
+} catch (e) {
+  steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });
+  console.log(`  ✘ harness: ${e?.stack ?? e}`);
+  await steps.shot('harness-failure');
+} finally {
+  await browser?.close().catch(() => undefined);
+  server?.stop();
+}
+
+const { failed, line } = steps.summary();
+fs.writeFileSync(path.join(r.run, 'results.json'), JSON.stringify(steps.results, null, 2));
+const dest = keepEvidence(r, failed === 0);
+console.log(`  evidence: ${path.relative(process.cwd(), dest)} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+console.log(line);
+process.exit(failed ? 1 : 0);

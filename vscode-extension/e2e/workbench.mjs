@@ -1,0 +1,79 @@
+// Driving the VS Code 1.139 web workbench: palette, quick picks, dialogs, editors, terminals.
+import { sleep, waitFor } from './lib.mjs';
+
+export const text = async (loc) => (await loc.innerText()).replace(/\u00a0/g, ' ');
+
+export async function quiet(page) {
+  for (let i = 0; i < 3; i++) {
+    if (!(await page.locator('.quick-input-widget:visible, .monaco-dialog-box:visible').count())) return;
+    await page.keyboard.press('Escape');
+    await sleep(150);
+  }
+}
+
+export async function runCommand(page, title) {
+  await quiet(page);
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+/** Wait for a quick pick whose title contains `title` to finish loading; returns its input. */
+export async function quickPick(page, title, { rows = true } = {}) {
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 30_000 });
+  if (rows) {
+    await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ state: 'visible', timeout: 30_000 });
+  }
+  return page.locator('.quick-input-widget input');
+}
+
+export async function rowsText(page) {
+  return page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+}
+
+/** Type a filter into the open quick pick and accept the first row containing `mustContain`. */
+export async function pickRow(page, filter, mustContain = filter) {
+  const input = page.locator('.quick-input-widget input');
+  await input.fill(filter);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: mustContain }).first();
+  await row.waitFor({ state: 'visible' });
+  await row.click();
+}
+
+export async function dialog(page) {
+  const box = page.locator('.monaco-dialog-box');
+  await box.waitFor({ state: 'visible', timeout: 30_000 });
+  return box;
+}
+
+export async function clickDialogButton(page, label) {
+  await page.locator('.monaco-dialog-box .dialog-buttons .monaco-button', { hasText: label }).first().click();
+  await page.locator('.monaco-dialog-box').waitFor({ state: 'hidden' });
+}
+
+export async function activeTab(page) {
+  return (await text(page.locator('.editor-group-container.active .tabs-container .tab.active').first())).replace(/\s+/g, '');
+}
+
+export async function activeEditorLines(page) {
+  return text(page.locator('.editor-group-container.active .monaco-editor .view-lines').first());
+}
+
+/** Search the whole active editor with the find widget (only visible lines are in the DOM). */
+export async function activeEditorContains(page, needle) {
+  await page.locator('.editor-group-container.active .monaco-editor').first().click({ position: { x: 200, y: 10 } });
+  await page.keyboard.press('Control+f');
+  const find = page.locator('.editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input').first();
+  await find.waitFor({ state: 'visible' });
+  await find.fill(needle);
+  const count = page.locator('.editor-group-container.active .find-widget .matchesCount').first();
+  const result = await waitFor('the find widget count', async () => {
+    const t = (await count.innerText()).trim();
+    return t && !/^\?/.test(t) ? t : undefined;
+  }, 10_000);
+  await page.keyboard.press('Escape');
+  return !/no results/i.test(result);
+}

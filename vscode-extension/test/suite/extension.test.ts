@@ -1,0 +1,246 @@
+// Style B: runs inside code-server's real extension host against the real Segue server and fixture stores.
+// The harness (e2e/host.mjs) passes the run's facts in SEGUE_TEST_CONTEXT.
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { SegueApi } from '../../src/extension';
+import type { Session } from '../../src/protocol';
+
+interface ExpectedSession {
+  id: string;
+  parent_id: string | null;
+  first_request: string | null;
+  cwd: string | null;
+  branch: string | null;
+  subagent_ids?: string[];
+}
+interface Context {
+  python: string;
+  plainPython: string | null;
+  out: string;
+  fixtures: { runtime: string; sessions: ExpectedSession[] }[];
+}
+
+const ctx = JSON.parse(fs.readFileSync(process.env.SEGUE_TEST_CONTEXT ?? '', 'utf8')) as Context;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) {
+      return v;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await sleep(150);
+  }
+}
+
+function cli(args: string[]): string {
+  return execFileSync(ctx.python, ['-m', 'segue', ...args], { encoding: 'utf8', env: process.env, timeout: 30_000 });
+}
+
+const fold = (s: string) => s.replace(/\s+/g, ' ').trim();
+const topLevel = () => ctx.fixtures.flatMap((f) => f.sessions.filter((s) => !s.parent_id).map((s) => ({ runtime: f.runtime, ...s })));
+
+let api: SegueApi;
+const config = () => vscode.workspace.getConfiguration('segue');
+
+suite('Segue extension host', () => {
+  suiteSetup(async () => {
+    const ext = vscode.extensions.getExtension<SegueApi>('segue.segue');
+    assert.ok(ext, 'extension segue.segue is loaded');
+    api = await ext.activate();
+    assert.ok(ctx.fixtures.length > 0, 'the harness found fixture stores');
+  });
+
+  test('every contributed command is registered', async () => {
+    const ext = vscode.extensions.getExtension('segue.segue')!;
+    const contributed = (ext.packageJSON.contributes.commands as { command: string }[]).map((c) => c.command);
+    const all = new Set(await vscode.commands.getCommands(true));
+    assert.ok(contributed.length >= 10);
+    assert.deepEqual(contributed.filter((c) => !all.has(c)), []);
+  });
+
+  test('settings: segue.pythonPath with Segue installed runs the installed server', async () => {
+    const launch = await api.resolveLaunch();
+    assert.equal(launch.python, ctx.python);
+    assert.equal(launch.source, 'setting');
+    assert.equal(launch.segue, 'installed');
+    assert.equal(launch.env.PYTHONPATH, process.env.PYTHONPATH);
+  });
+
+  test('settings: an interpreter without Segue falls back to the bundled server', async function () {
+    if (!ctx.plainPython) {
+      throw new Error('the harness found no Python 3.10+ without segue to test the bundled fallback');
+    }
+    await config().update('pythonPath', ctx.plainPython, vscode.ConfigurationTarget.Global);
+    try {
+      const launch = await api.resolveLaunch();
+      assert.equal(launch.segue, 'bundled');
+      assert.match(launch.env.PYTHONPATH ?? '', /bundled[/\\]libs/);
+    } finally {
+      await config().update('pythonPath', ctx.python, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  test('settings: a missing interpreter is explained with the fix', async () => {
+    await config().update('pythonPath', '/nonexistent/python3', vscode.ConfigurationTarget.Global);
+    try {
+      await assert.rejects(api.resolveLaunch(), (e: unknown) => {
+        const { message, fix } = api.explain(e);
+        assert.match(message, /\/nonexistent\/python3/);
+        assert.match(fix ?? '', /segue\.pythonPath/);
+        return true;
+      });
+    } finally {
+      await config().update('pythonPath', ctx.python, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  test('settings: segue.home overrides SEGUE_HOME', async () => {
+    const home = path.join(ctx.out, 'other-home');
+    assert.equal((await api.resolveLaunch()).segueHome, process.env.SEGUE_HOME);
+    await config().update('home', home, vscode.ConfigurationTarget.Global);
+    try {
+      assert.equal((await api.resolveLaunch()).segueHome, home);
+    } finally {
+      await config().update('home', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  test('tree: grouped by runtime, every fixture runtime present, subagents under their parent', async () => {
+    await api.tree.setMode('runtime');
+    api.tree.refresh();
+    const groups = await api.tree.getChildren();
+    const kinds = groups.map((g) => (g.kind === 'group' ? g.group.key : ''));
+    for (const f of ctx.fixtures.filter((x) => x.sessions.length)) {
+      assert.ok(kinds.includes(`runtime:${f.runtime}`), `group for ${f.runtime} in ${kinds.join(', ')}`);
+    }
+    const nodes = (await Promise.all(groups.map((g) => api.tree.getChildren(g)))).flat();
+    const byId = new Map(nodes.map((n) => [n.kind === 'session' ? `${n.node.session.runtime}:${n.node.session.id}` : '', n]));
+    for (const s of topLevel()) {
+      assert.ok(byId.has(`${s.runtime}:${s.id}`), `top-level node for ${s.runtime}:${s.id}`);
+    }
+    let nested = 0;
+    for (const f of ctx.fixtures) {
+      for (const s of f.sessions.filter((x) => x.parent_id)) {
+        const parent = byId.get(`${f.runtime}:${s.parent_id}`);
+        assert.ok(parent, `parent ${s.parent_id} of subagent ${s.id} is a top-level node`);
+        const kids = await api.tree.getChildren(parent);
+        assert.ok(kids.some((k) => k.kind === 'session' && k.node.session.id === s.id), `subagent ${s.id} under ${s.parent_id}`);
+        const item = api.tree.getTreeItem(parent);
+        assert.equal(item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+        nested++;
+      }
+    }
+    console.log(`      (${nodes.length} top-level sessions, ${nested} subagents nested)`);
+  });
+
+  test('tree: the toggle groups by workspace directory', async () => {
+    await api.tree.setMode('runtime');
+    assert.equal(await vscode.commands.executeCommand('segue.toggleGrouping'), 'workspace');
+    try {
+      const groups = await api.tree.getChildren();
+      const labels = groups.map((g) => (g.kind === 'group' ? g.group.label : ''));
+      for (const s of topLevel().filter((x) => x.cwd)) {
+        assert.ok(labels.includes(s.cwd!), `directory group ${s.cwd} in ${labels.join(', ')}`);
+      }
+      for (const g of groups) {
+        for (const n of await api.tree.getChildren(g)) {
+          const s = (n.kind === 'session' && n.node.session) as Session;
+          assert.equal(s.cwd ?? 'Unknown directory', g.kind === 'group' ? g.group.label : '');
+        }
+      }
+    } finally {
+      assert.equal(await vscode.commands.executeCommand('segue.toggleGrouping'), 'runtime');
+    }
+  });
+
+  test('brief: a read-only Markdown document with the first request', async () => {
+    const s = topLevel().find((x) => x.first_request)!;
+    const uri = vscode.Uri.parse(`segue-brief:/${s.runtime}/${s.id}.md`);
+    await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    const editor = await until('the brief editor', () =>
+      vscode.window.activeTextEditor?.document.uri.toString() === uri.toString() ? vscode.window.activeTextEditor : undefined,
+    );
+    assert.equal(editor.document.languageId, 'markdown');
+    const text = fold(editor.document.getText());
+    assert.ok(text.includes(fold(s.first_request!).slice(0, 60)), `brief contains the first request of ${s.id}`);
+    // Virtual documents cannot be edited through the editor.
+    const applied = await editor.edit((b) => b.insert(new vscode.Position(0, 0), 'x'));
+    assert.equal(applied && editor.document.getText().startsWith('x') && !editor.document.isDirty, false);
+  });
+
+  test('resume: the plan runs as an argument vector in a terminal named after the session', async () => {
+    const s = topLevel().find((x) => x.cwd)!;
+    const plan = await api.server.request<{ argv: string[]; cwd: string; runtime: string; session: { title: string | null } }>(
+      'segue/planResume', { ref: `${s.runtime}:${s.id}` });
+    const record = path.join(ctx.out, `resume-${path.basename(plan.argv[0])}`);
+    fs.rmSync(record, { force: true });
+    const term = api.actions.launch(plan as never);
+    assert.match(term.name, /^Segue: /);
+    const raw = await until('the fake runtime CLI to record its argv', () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8') : undefined));
+    const [cwd, rest] = [raw.slice(0, raw.indexOf('\n')), raw.slice(raw.indexOf('\n') + 1)];
+    const argv = rest.split('\0').slice(0, -1);
+    assert.equal(fs.realpathSync(cwd), fs.realpathSync(plan.cwd));
+    assert.deepEqual(argv.slice(1, -1), plan.argv.slice(1));
+    assert.equal(argv.at(-1), `SEGUE_HOME=${process.env.SEGUE_HOME}`);
+    term.dispose();
+  });
+
+  test('handoff: a token emitted in the editor is claimed by the CLI; the session shows as handed off', async () => {
+    const s = topLevel()[0];
+    const r = await api.actions.emitToken({ ref: `${s.runtime}:${s.id}` });
+    assert.ok(r && /^h_[A-Za-z0-9_-]{20,}$/.test(r.token), 'a token came back');
+    api.tree.refresh();
+    const listed = (await api.tree.load()).find((x) => x.runtime === s.runtime && x.id === s.id);
+    assert.ok(listed?.handed_off, 'listing marks the session as handed off');
+    const claimed = JSON.parse(cli(['handoff', 'claim', r.token, '--as', 'terminal', '--json'])) as { session: { id: string }; source_surface: string };
+    assert.equal(claimed.session.id, s.id);
+    assert.equal(claimed.source_surface, 'editor');
+    await vscode.commands.executeCommand('workbench.action.closeMessages');
+  });
+
+  test('handoff: a CLI-emitted token is claimed in the editor, once', async () => {
+    const s = topLevel().at(-1)!;
+    const token = cli(['handoff', 'emit', `${s.runtime}:${s.id}`, '--from', 'terminal']).trim();
+    assert.match(token, /^h_/);
+    const r = await api.actions.claimToken(token);
+    assert.ok(r, 'claim succeeded');
+    assert.equal(r.session.id, s.id);
+    assert.equal(r.source_surface, 'terminal');
+    const note = await until('the claim note', () =>
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'segue-note' && d.uri.path.includes(s.id)),
+    );
+    assert.match(note.getText(), /^# Handoff: /);
+    await until('the brief beside it', () =>
+      vscode.workspace.textDocuments.find((d) => d.uri.toString() === `segue-brief:/${s.runtime}/${s.id}.md`),
+    );
+    await assert.rejects(api.server.request('segue/claimToken', { token, as: 'editor' }), (e: unknown) => {
+      assert.equal((e as { code: number }).code, -32023);
+      assert.match(api.explain(e).message, /already claimed/);
+      return true;
+    });
+  });
+
+  test('errors: an unknown session comes back as -32010 with a readable message', async () => {
+    await assert.rejects(api.server.request('segue/planResume', { ref: 'codex:no-such-session-0000' }), (e: unknown) => {
+      assert.equal((e as { code: number }).code, -32010);
+      assert.match(api.explain(e).message, /no longer finds/);
+      return true;
+    });
+  });
+
+  test('trace: the chain ends with the session itself', async () => {
+    const s = topLevel()[0];
+    const r = await api.actions.trace({ ref: `${s.runtime}:${s.id}` });
+    assert.ok(r && r.chain.length >= 1);
+    assert.equal(r.chain.at(-1)!.id, s.id);
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+  });
+});

@@ -1,0 +1,132 @@
+// Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
+import * as assert from 'node:assert/strict';
+import { age, claimMarkdown, commandLine, escapeIcons, fence, mdCode, mdInline, oneLine, planDetail, sessionTitle, tildePath } from '../../src/format';
+import { group, nest } from '../../src/grouping';
+import type { ResumePlan, Session } from '../../src/protocol';
+import { TOKEN_PATTERN } from '../../src/protocol';
+
+function session(over: Partial<Session>): Session {
+  return {
+    runtime: 'codex', id: 'x', title: null, first_request: null, cwd: null, branch: null, started_at: null,
+    updated_at: null, model: null, parent_id: null, resumable: true, resume_blocker: null, live: false,
+    handed_off: null, continues: null, subagent_count: 0, store_path: null, problems: [], ...over,
+  };
+}
+
+suite('format', () => {
+  test('age buckets', () => {
+    const now = Date.parse('2026-01-10T12:00:00.000Z');
+    assert.equal(age('2026-01-10T11:59:30.000Z', now), 'just now');
+    assert.equal(age('2026-01-10T11:55:00.000Z', now), '5 min ago');
+    assert.equal(age('2026-01-10T09:00:00.000Z', now), '3 h ago');
+    assert.equal(age('2026-01-08T12:00:00.000Z', now), '2 d ago');
+    assert.equal(age('2025-10-01T00:00:00.000Z', now), '2025-10-01');
+    assert.equal(age(null, now), '');
+    assert.equal(age('garbage', now), '');
+  });
+
+  test('oneLine folds whitespace, drops control and bidi characters, caps length', () => {
+    assert.equal(oneLine('a\n\tb\u202ec\u0007'), 'a bc');
+    assert.equal(oneLine('x'.repeat(10), 5), 'xxxx…');
+  });
+
+  test('titles fall back to the first request, then the id', () => {
+    assert.equal(sessionTitle(session({ title: 'T', first_request: 'F' })), 'T');
+    assert.equal(sessionTitle(session({ first_request: 'fix\nthe bug' })), 'fix the bug');
+    assert.equal(sessionTitle(session({ id: 'abc' })), 'abc');
+  });
+
+  test('icons in untrusted text are escaped', () => {
+    assert.equal(escapeIcons('run $(terminal) now'), 'run \\$(terminal) now');
+  });
+
+  test('tildePath only replaces a whole home prefix', () => {
+    assert.equal(tildePath('/root/w', '/root'), '~/w');
+    assert.equal(tildePath('/rootfs/w', '/root'), '/rootfs/w');
+  });
+
+  test('commandLine quotes for display', () => {
+    assert.equal(commandLine(['claude', '--resume', 'a b', "it's"]), `claude --resume 'a b' 'it'\\''s'`);
+  });
+
+  test('fence outgrows backtick runs in the body', () => {
+    assert.equal(fence('a ``` b'), '````text\na ``` b\n````\n');
+    assert.equal(fence('plain\n'), '```text\nplain\n```\n');
+  });
+
+  test('mdInline neutralises Markdown syntax', () => {
+    assert.equal(mdInline('[x](javascript:1) <b> *a* `c`'), '\\[x\\](javascript:1) \\<b\\> \\*a\\* \\`c\\`');
+  });
+
+  test('mdCode outgrows backtick runs and pads edge backticks', () => {
+    assert.equal(mdCode('/tmp/a-b'), '`/tmp/a-b`');
+    assert.equal(mdCode('a``b'), '```a``b```');
+    assert.equal(mdCode('`x'), '`` `x ``');
+    assert.equal(mdCode(null), '');
+  });
+
+  test('claimMarkdown fences task and tail', () => {
+    const md = claimMarkdown({
+      session: { runtime: 'claude', id: 's1', title: 'T', cwd: '/w' }, source_surface: 'terminal', claimed_as: 'editor',
+      active_task: 'do ``` it', tail: [{ kind: 'command', text: 'ls' }], brief_path: '/b.md', plan: null,
+    });
+    assert.match(md, /^# Handoff: T$/m);
+    assert.match(md, /````text\ndo ``` it\n````/);
+    assert.match(md, /\*\*command\*\*\n\n```text\nls\n```/);
+  });
+
+  test('planDetail names mode, command, directory and hand-off', () => {
+    const plan: ResumePlan = {
+      mode: 'new_session', reason: 'subagent', runtime: 'codex', argv: ['codex', 'read /tmp/b f.md'], cwd: '/w',
+      brief_path: '/tmp/b f.md', session: { runtime: 'codex', id: 'i', title: 't' },
+      handed_off: { surface: 'terminal', since: null, expires_at: null },
+    };
+    const d = planDetail(plan, 0);
+    assert.match(d, /Mode: new session \(a subagent cannot be reopened/);
+    assert.match(d, /Command: codex 'read \/tmp\/b f\.md'/);
+    assert.match(d, /Directory: \/w/);
+    assert.match(d, /handed off via the terminal/);
+  });
+
+  test('token pattern', () => {
+    assert.ok(TOKEN_PATTERN.test('h_abc-DEF_123'));
+    assert.ok(!TOKEN_PATTERN.test('h_'));
+    assert.ok(!TOKEN_PATTERN.test('x_abc'));
+    assert.ok(!TOKEN_PATTERN.test('h_abc def'));
+  });
+});
+
+suite('grouping', () => {
+  const a = session({ runtime: 'claude', id: 'a', cwd: '/ws/one', updated_at: '2026-01-01T00:00:03.000Z' });
+  const a1 = session({ runtime: 'claude', id: 'a1', parent_id: 'a', cwd: '/ws/one', updated_at: '2026-01-01T00:00:02.000Z' });
+  const b = session({ runtime: 'codex', id: 'b', cwd: '/elsewhere', updated_at: '2026-01-01T00:00:05.000Z' });
+  const c = session({ runtime: 'codex', id: 'c', cwd: null, updated_at: '2026-01-01T00:00:01.000Z' });
+  const orphan = session({ runtime: 'codex', id: 'o', parent_id: 'missing', updated_at: '2026-01-01T00:00:04.000Z' });
+
+  test('subagents nest under their parent, orphans stay top level, newest first', () => {
+    const roots = nest([a, a1, b, c, orphan]);
+    assert.deepEqual(roots.map((n) => n.session.id), ['b', 'o', 'a', 'c']);
+    assert.deepEqual(roots[2].children.map((n) => n.session.id), ['a1']);
+  });
+
+  test('a parent id in another runtime does not nest', () => {
+    const x = session({ runtime: 'codex', id: 'a1', parent_id: 'a' });
+    assert.deepEqual(nest([a, x]).map((n) => n.session.id).sort(), ['a', 'a1']);
+  });
+
+  test('by runtime: runtime order', () => {
+    const g = group([b, a, a1], 'runtime', []);
+    assert.deepEqual(g.map((x) => x.label), ['Claude Code', 'Codex CLI']);
+  });
+
+  test('by workspace: folders first, then directories, unknown last', () => {
+    const g = group([a, a1, b, c], 'workspace', ['/ws']);
+    assert.deepEqual(g.map((x) => [x.kind, x.label]), [['folder', '/ws'], ['directory', '/elsewhere'], ['unknown', 'Unknown directory']]);
+    assert.equal(g[0].nodes[0].children.length, 1);
+  });
+
+  test('a folder prefix is not a parent folder', () => {
+    const g = group([session({ id: 'z', cwd: '/ws-other/x' })], 'workspace', ['/ws']);
+    assert.equal(g[0].kind, 'directory');
+  });
+});
