@@ -35,7 +35,8 @@ def real_fixture(runtime: str) -> tuple[Path, dict[str, Any]]:
     d = REAL / runtime
     exp = d / "expected.json"
     if not exp.is_file():
-        pytest.fail(f"real-runtime fixture missing: {exp} (regenerate: python -m tests.realruntimes.generate {runtime})")
+        pytest.fail(f"real-runtime fixture missing: {exp} "
+                    f"(regenerate: python -m tests.realruntimes.generate {runtime})")
     return d, json.loads(exp.read_text(encoding="utf-8"))
 
 

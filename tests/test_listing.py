@@ -8,9 +8,9 @@ import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
-
 from segue import listing
 from segue.listing import AmbiguousSession, Listing, SessionNotFound, cwd_within, resolve, scan
 from segue.model import ReadStats, Session, Step, iso, parse_time
@@ -79,7 +79,7 @@ def test_references() -> None:
 
 class DirReader(Reader):
     runtime = "claude"
-    reads: list[str] = []
+    reads: ClassVar[list[str]] = []
 
     def locations(self) -> list[Location]:
         root = self.env.home / "store"

@@ -32,7 +32,10 @@ MAX_COMMANDS_SHOWN = 12
 MAX_COMMANDS_KEPT = 10_000  # facts keep every command up to this many (memory stays bounded)
 MAX_FILES_KEPT = 10_000
 BRIEF_CAP = 48 * 1024
-CONTEXT = 8 * 1024 + 512  # raw text kept beyond a cap so redaction sees a secret straddling the cut
+# Raw text kept beyond a cap, so redaction (which looks at least 8 KiB past any cut) never meets our own clip
+# edge as if it were the end of the text. Commands keep less: the facts hold up to 10,000 of them.
+CONTEXT = 64 * 1024
+COMMAND_CONTEXT = 16 * 1024
 
 RUNTIME_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "cline": "Cline"}
 
@@ -52,10 +55,10 @@ class _Raw:
     step_count: int = 0
 
 
-def _clip(text: str | None, cap: int, keep: str = "head") -> str | None:
+def _clip(text: str | None, cap: int, keep: str = "head", context: int = CONTEXT) -> str | None:
     if text is None:
         return None
-    limit = cap + CONTEXT
+    limit = cap + context
     if len(text) <= limit:
         return text
     return text[:limit] if keep == "head" else text[-limit:]
@@ -94,7 +97,7 @@ def stream(steps: Iterable[Step]) -> _Raw:
             raw.last_agent_message = _clip(s.text, REQUEST_CAP, "tail")
         elif s.kind == "command":
             if len(raw.commands) < MAX_COMMANDS_KEPT:
-                raw.commands.append((_clip(s.text, COMMAND_CAP) or "", s.exit_code))
+                raw.commands.append((_clip(s.text, COMMAND_CAP, context=COMMAND_CONTEXT) or "", s.exit_code))
             else:
                 raw.commands_dropped += 1
         elif s.kind == "edit" and s.path:

@@ -7,6 +7,7 @@ approval-bypass flags; Cline always gets `--auto-approve false` because its CLI 
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from dataclasses import dataclass
@@ -139,7 +140,7 @@ def locate_cli(runtime: str, path: str | None = None) -> str:
 def assert_no_bypass(argv: list[str]) -> None:
     args = argv[1:]
     bad = [a for a in args if a in BYPASS_FLAGS or a.startswith("--dangerously")]
-    bad += [f"{a} {b}" for a, b in zip(args, args[1:]) if a == "--auto-approve" and b != "false"]
+    bad += [f"{a} {b}" for a, b in itertools.pairwise(args) if a == "--auto-approve" and b != "false"]
     if bad:
         raise AssertionError(f"a plan must never carry approval-bypass flags: {bad}")
 

@@ -6,6 +6,7 @@ Errors are domain exceptions with a `reason` (`SessionNotFound`, `AmbiguousSessi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -69,10 +70,8 @@ class Service:
                     heads[s.cwd] = git_branch(s.cwd)
                 s.branch = heads[s.cwd]
         linked = lineage.link(listing.sessions)
-        try:
+        with contextlib.suppress(OSError):  # the events log is a record, not a precondition for listing
             lineage.record_events(self.state, linked, self.clock())
-        except OSError:
-            pass  # the events log is a record, not a precondition for listing
 
     def list_sessions(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
                       include_subagents: bool = False, limit: int | None = None,

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from segue.paths import StateDir
 
@@ -34,7 +34,7 @@ SURFACE_SHAPE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 class TokenError(Exception):
     """A claim that cannot succeed; `reason` is one of malformed, unknown, expired, claimed, revoked."""
 
-    messages = {
+    messages: ClassVar[dict[str, str]] = {
         "malformed": "that is not a Segue handoff token (they look like h_ followed by 32 characters); "
                      "emit a new one with `segue handoff emit`",
         "unknown": "no such handoff token; it may belong to another machine or Segue state directory, "

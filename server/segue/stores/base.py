@@ -135,10 +135,8 @@ def read_head_tail(path: str | os.PathLike[str], head: int = HEAD_BYTES, tail: i
 def complete_lines(chunk: bytes, *, from_start: bool) -> list[bytes]:
     """Split a head or tail chunk into whole lines: a head drops its cut last line, a tail its cut first."""
     lines = chunk.split(b"\n")
-    if from_start:
-        lines = lines[:-1] if not chunk.endswith(b"\n") else lines
-    else:
-        lines = lines[1:]
+    # a head keeps its lines up to the last newline; a tail drops its first (cut) line
+    lines = (lines[:-1] if not chunk.endswith(b"\n") else lines) if from_start else lines[1:]
     return [ln for ln in lines if ln.strip()]
 
 
