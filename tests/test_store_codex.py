@@ -1061,3 +1061,31 @@ def test_real_fixture_steps_hold_commands_files_and_subagents() -> None:
         assert requests and requests[0] == e["first_request"], e["scenario"]
         if e.get("latest_request"):
             assert requests[-1] == e["latest_request"], e["scenario"]
+
+
+def test_real_fixture_is_read_only() -> None:
+    _, env = real_fixture()
+    root = Path(env.environ["CODEX_HOME"])
+    before = snapshot(root)
+    r = CodexReader(env, probe_live=True)
+    for src in r.sources():
+        for s in r.summarize(src):
+            list(r.steps(s, ReadStats()))
+    assert snapshot(root) == before
+
+
+def test_real_session_meta_lines_slim_without_a_full_decode() -> None:
+    """The summary skips base_instructions by bytes; on Codex's own lines the slim form must parse and
+    keep every other field (else every summary pays a full decode of ~20 KiB)."""
+    from segue.stores.codex import _slim
+
+    _, env = real_fixture()
+    for p in sorted(Path(env.environ["CODEX_HOME"]).rglob("rollout-*.jsonl")):
+        first = p.read_bytes().split(b"\n", 1)[0]
+        full = json.loads(first)
+        slim = _slim(first)
+        assert len(slim) < len(first) // 4, p.name
+        got = json.loads(slim)
+        assert got["payload"]["base_instructions"]["text"] == ""
+        del got["payload"]["base_instructions"]["text"], full["payload"]["base_instructions"]["text"]
+        assert got == full

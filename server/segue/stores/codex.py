@@ -493,28 +493,24 @@ def normalize(obj: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     return "unknown", obj, obj.get("timestamp")
 
 
-def _string_end(raw: bytes, j: int, close: bytes) -> int:
-    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, looking only at quotes
-    followed by `close` (single-byte `find`s are memchr-fast; multi-byte needles full of quotes are not).
-    -1 when not found."""
-    want = b'"' if close == b"" else close[:1]
+def _string_end(raw: bytes, j: int) -> int:
+    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1. Loops over
+    quotes with a single-byte `find` (memchr-fast; CPython's multi-byte search is slow on JSON)."""
     k = j + 1
     while True:
-        k = raw.find(want, k)
+        k = raw.find(b'"', k)
         if k < 0:
             return -1
-        q = k if close == b"" else k - 1
-        if raw[q] == 0x22 and q > j:
-            n = 0
-            while raw[q - 1 - n] == 0x5C:  # backslashes before the quote
-                n += 1
-            if n % 2 == 0:
-                return q
+        n = 0
+        while raw[k - 1 - n] == 0x5C:  # backslashes before the quote
+            n += 1
+        if n % 2 == 0:
+            return k
         k += 1
 
 
 def _blank_string(raw: bytes, key: bytes) -> bytes:
-    """Empty the string value of `"key":"…"` or `"key":{"text":"…"}` without decoding the line:
+    """Empty the string value of `"key":"…"` or `"key":{"text":"…", …}` without decoding the line:
     instructions are tens of KiB that a summary never needs. The caller falls back to decoding the
     original line should the result not parse."""
     i = raw.find(b'"' + key + b'":')
@@ -523,11 +519,9 @@ def _blank_string(raw: bytes, key: bytes) -> bytes:
     j = i + len(key) + 3
     if raw.startswith(b'{"text":"', j):
         j += 8
-        k = _string_end(raw, j, b"}")  # {"text":"…"} ends with a quote then a brace
-    elif raw.startswith(b'"', j):
-        k = _string_end(raw, j, b"")
-    else:
+    elif not raw.startswith(b'"', j):
         return raw
+    k = _string_end(raw, j)
     return raw if k < 0 else raw[: j + 1] + raw[k:]
 
 
@@ -801,15 +795,13 @@ def _first_line(text: str | None, limit: int = 200) -> str | None:
     return None
 
 
-def _all_lines(chunk: bytes) -> list[bytes]:
-    """Every line of a whole small file; a last line without newline is kept when it decodes (a live
-    writer may be mid-append)."""
-    lines = chunk.split(b"\n")
-    last = lines.pop() if not chunk.endswith(b"\n") else b""
-    out = [ln for ln in lines if ln.strip()]
+def _all_lines(chunk: bytes) -> Iterator[bytes]:
+    """Every line of a whole small file, lazily; a last line without newline is kept when it decodes (a
+    live writer may be mid-append)."""
+    yield from _lines(chunk)
+    last = chunk[chunk.rfind(b"\n") + 1:]
     if last.strip() and loads(last) is not None:
-        out.append(last)
-    return out
+        yield last
 
 
 def _zst_head_tail(path: str) -> tuple[bytes, bytes]:
