@@ -599,7 +599,7 @@ def test_truncated_last_line_is_silent(tmp_path: Path) -> None:
 def test_corrupt_middle_lines_and_invalid_utf8(tmp_path: Path) -> None:
     env, root = claude_home(tmp_path)
     log = Log()
-    log.raw("{not json at all")
+    log.raw('{"cwd":"/x", not json at all')
     log.user("Caf\udce9 order")  # placeholder, replaced below with a raw invalid byte
     log.raw('{"type":"user","message":{"role":"user","content":"cut mid-file')
     log.text("ok", mid="m1")
@@ -610,11 +610,11 @@ def test_corrupt_middle_lines_and_invalid_utf8(tmp_path: Path) -> None:
     r = ClaudeReader(env)
     s = listing(r)[SID]
     assert s.first_request == "Caf\ufffd order"
-    # a summary decodes only the lines it needs, so it reports the damage it met (the first line here)
+    # a summary decodes only lines whose bytes could add a fact, and reports the damage it met there
     assert "1 damaged line skipped" in s.problems
     assert any("invalid UTF-8" in x for x in s.problems)
     steps, stats = all_steps(r, s)
-    # steps() count what they decode; "{not json at all" carries no message marker and is passed by bytes
+    # steps() count what they decode; the first line carries no message marker and is passed by bytes
     assert stats.damaged_lines == 1
     assert [st.text for st in of(steps, "request")] == ["Caf\ufffd order"]
 
@@ -629,7 +629,7 @@ def test_empty_and_unknown(tmp_path: Path) -> None:
         '{"type":"user","message":{"role":"user","content":"hi"},"cwd":42,"timestamp":"not a time",'
         '"gitBranch":null}\n'
         '{"type":"user","message":{"role":"user","content":{"unexpected":"object"}},"cwd":"/w"}\n'
-        '[1,2,3]\n"just a string"\n')
+        '["timestamp",1]\n"timestamp"\n')
     r = ClaudeReader(env)
     got = listing(r)
     assert got[SID].problems == ["empty file"] and got[SID].first_request is None

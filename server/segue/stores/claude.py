@@ -337,7 +337,14 @@ class _Scan:
         h = chunks[0]
 
         # Forward over the head: the first cwd, time, ids and the first real request.
+        buf = h.buf
         for start, stop in h.forward():
+            if not ((self.started_at is None and buf.find(b'"timestamp"', start, stop) >= 0)
+                    or (self.cwd is None and buf.find(b'"cwd"', start, stop) >= 0)
+                    or (self.first_request is None and (buf.find(b'"user"', start, stop) >= 0
+                                                        or buf.find(b"queued_command", start, stop) >= 0))
+                    or (self.session_id is None and self.is_sub)):
+                continue  # e.g. a dequeue or a listing attachment: nothing to add, leave it undecoded
             rec = self._rec(0, h, start, stop)
             if rec is not None:
                 self._forward(rec)
@@ -347,7 +354,7 @@ class _Scan:
         # Titles anywhere in what was read, the later record winning (byte search, then decode the line).
         hits: list[tuple[int, int, int]] = []
         for ci, c in enumerate(chunks):
-            for needle in (b"title", b'"summary"'):
+            for needle in (b'-title"', b'"summary"'):  # "custom-title", "ai-title", "summary" records
                 i = c.buf.find(needle, c.first)
                 while i >= 0:
                     span = c.line_at(i)
