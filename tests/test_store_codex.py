@@ -542,13 +542,13 @@ def test_session_index_last_entry_wins(tmp_path: Path) -> None:
     idx = [
         {"id": a, "thread_name": "first name", "updated_at": "2026-11-29T10:00:00Z"},
         "not json at all",
-        {"id": a, "thread_name": "second name", "updated_at": "2026-11-29T10:01:00Z"},
+        {"id": a, "thread_name": "second \"name\" ✓", "updated_at": "2026-11-29T10:01:00Z"},
         {"id": b, "thread_name": "b name", "updated_at": "2026-11-29T10:01:00Z"},
         {"id": b, "thread_name": "", "updated_at": "2026-11-29T10:02:00Z"},  # cleared
     ]
     write(tmp_path, "session_index.jsonl", idx)
     got = listing(CodexReader(env_for(tmp_path)))
-    assert got[a].title == "second name"
+    assert got[a].title == "second \"name\" ✓"
     assert got[b].title == "prompt 2"
     assert got[c].title == "prompt 3"
 
@@ -1089,3 +1089,15 @@ def test_real_session_meta_lines_slim_without_a_full_decode() -> None:
         assert got["payload"]["base_instructions"]["text"] == ""
         del got["payload"]["base_instructions"]["text"], full["payload"]["base_instructions"]["text"]
         assert got == full
+
+
+def test_held_inodes_reads_holders_not_waiters(tmp_path: Path) -> None:
+    from segue.stores.codex import held_inodes
+
+    f = tmp_path / "locks"
+    f.write_text("1: FLOCK  ADVISORY  WRITE 4156 fe:00:2146328 0 EOF\n"
+                 "1: -> FLOCK  ADVISORY  WRITE 4157 fe:00:999 0 EOF\n"
+                 "2: POSIX  ADVISORY  READ 31924 fe:00:2197258 128 128\n"
+                 "3: OFDLCK ADVISORY  READ -1 00:2a:77 0 EOF\n")
+    assert held_inodes(str(f)) == {2146328, 2197258, 77}
+    assert held_inodes(str(tmp_path / "missing")) is None

@@ -52,6 +52,7 @@ _UUID_RE = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 # `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
 _ENVELOPE_RE = re.compile(rb'\{"timestamp":"[^"]{0,40}",(?:"ordinal":\d+,)?"type":"(\w+)","payload":\{'
                           rb'(?:"type":"(\w+)",?)?')
+_INDEX_RE = re.compile(rb'\{"id":"([0-9a-fA-F-]{36})","thread_name":("(?:[^"\\]|\\.)*")')
 _TS_PREFIX_RE = re.compile(rb'\s*\{\s*"timestamp"\s*:\s*"([^"]{10,40})"')
 _EXIT_RE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
 _EXIT_JSON_RE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
@@ -943,7 +944,8 @@ class CodexReader(Reader):
                 for raw, whole in iter_raw_lines(f):
                     if not whole or b"thread_name" not in raw:
                         continue
-                    obj = loads(raw)
+                    m = _INDEX_RE.match(raw)  # Codex's own field order: no full decode per line
+                    obj = {"id": m.group(1).decode(), "thread_name": loads(m.group(2))} if m else loads(raw)
                     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
                         continue
                     name = obj.get("thread_name")
