@@ -288,8 +288,9 @@ def test_db_wins_over_manifest_and_manifest_is_the_fallback(tmp_path: Path) -> N
     assert m.first_request == "only in a manifest"
     assert (m.cwd, m.branch, m.live) == ("/w/two", "dev", True)
     assert m.title == "only in a manifest"
-    # both sources produced SID: the listing merges them by id
-    assert sum(1 for s in all_summaries(reader(home)) if s.id == SID) == 2
+    # the DB source lists SID from its row and reads only the folders the DB lacks
+    assert sum(1 for s in all_summaries(reader(home)) if s.id == SID) == 1
+    assert [s.kind for s in reader(home).sources()] == ["sdk-db"]
 
 
 def test_subagent_files_without_manifest_or_db(tmp_path: Path) -> None:
@@ -374,6 +375,31 @@ def test_db_without_sessions_table_and_unknown_values(tmp_path: Path) -> None:
     assert s.live is False
 
 
+def test_db_without_sqlite_json_functions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import segue.stores.cline as cline_mod
+
+    real_open = cline_mod.open_sqlite_readonly
+
+    class NoJson:
+        def __init__(self, con: sqlite3.Connection) -> None:
+            self.con = con
+
+        def execute(self, sql: str, *a: Any) -> Any:
+            if "json_" in sql:
+                raise sqlite3.OperationalError("no such function: json_valid")
+            return self.con.execute(sql, *a)
+
+        def close(self) -> None:
+            self.con.close()
+
+    monkeypatch.setattr(cline_mod, "open_sqlite_readonly", lambda p: NoJson(real_open(p)))
+    home = tmp_path / "home"
+    write_db(data_dir(home) / "db" / "sessions.db", [row(SID), row(SID2, metadata_json="{bad")])
+    got = listing(reader(home))
+    assert (got[SID].title, got[SID].branch) == ("Please run it", "feature/x")
+    assert got[SID2].problems == ["metadata_json unreadable"]
+
+
 def test_wal_db_reads_rows_still_in_the_wal(tmp_path: Path) -> None:
     home = tmp_path / "home"
     db = data_dir(home) / "db" / "sessions.db"
@@ -408,16 +434,18 @@ def test_unreadable_db_raises_a_clear_error_and_manifests_still_list(tmp_path: P
     db.parent.mkdir(parents=True)
     db.write_bytes(b"this is not sqlite" * 100)
     r = reader(home)
-    src = next(s for s in r.sources() if s.kind == "sdk-db")
-    with pytest.raises(SqliteUnavailable, match="not a SQLite database"):
-        r.summarize(src)
+    got = all_summaries(r)
+    assert [s.first_request for s in got] == ["Please run it"]  # from the manifest
+    assert "not a SQLite database" in got[0].problems[0]
     db.unlink()
     db.mkdir()  # a directory where the DB should be
+    got = all_summaries(r)
+    assert [s.first_request for s in got] == ["Please run it"]
+    assert "not a regular file" in got[0].problems[0]
+    shutil.rmtree(data_dir(home) / "sessions")  # nothing to fall back on: the source is skipped, with why
     src = next(s for s in r.sources() if s.kind == "sdk-db")
     with pytest.raises(SqliteUnavailable, match="not a regular file"):
         r.summarize(src)
-    manifests = [s for src in r.sources() if src.kind == "sdk-dir" for s in r.summarize(src)]
-    assert [s.first_request for s in manifests] == ["Please run it"]
 
 
 def test_fingerprints_change_with_content(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ from segue.stores.cline_legacy import (
     OUTPUT_TAIL,
     SDK_EXIT_RE,
     STEP_TEXT,
+    TITLE_MAX,
     JsonStream,
     cap_text,
     clean_request,
@@ -70,9 +71,6 @@ MESSAGES_SUFFIX = ".messages.json"
 # Higher wins when one id comes from several sources.
 PRIO_DB, PRIO_MANIFEST, PRIO_MESSAGES, PRIO_AGENT_FILE = 40, 30, 25, 20
 PRIO_LEGACY = {"cli": 12, "vscode": 10}
-
-_DB_COLUMNS = ("session_id", "pid", "started_at", "ended_at", "status", "model", "cwd", "workspace_root",
-               "parent_session_id", "is_subagent", "prompt", "metadata_json", "messages_path", "updated_at")
 
 # SDK tools that only look (left out of steps, like file reads).
 _SDK_READ_TOOLS = frozenset({"read_files", "search_codebase"})
@@ -131,30 +129,29 @@ class ClineReader(Reader):
     # ------------------------------------------------------------------------------------------ listing
 
     def sources(self) -> Iterator[Source]:
-        for db in self.db_paths():
-            if os.path.lexists(db):
-                yield Source(RUNTIME, str(db), sqlite_fingerprint(db), "sdk-db")
-        try:
-            entries = list(os.scandir(self.sessions_dir()))
-        except OSError:
-            entries = []
-        for e in entries:
-            try:
-                if not e.is_dir():
-                    continue
-            except OSError:
-                continue
-            # the directory's mtime covers subagent files appearing; the two files cover content changes
-            fp = fingerprint(e.path, os.path.join(e.path, e.name + ".json"),
-                             os.path.join(e.path, e.name + MESSAGES_SUFFIX))
-            yield Source(RUNTIME, e.path, fp, "sdk-dir")
+        # With a sessions.db, the DB is the one source of the SDK store (one query lists every session); its
+        # fingerprint also covers the sessions folder, whose session folders missing from the DB are listed
+        # from their manifests. Without a DB every session folder is its own source.
+        sd = self.sessions_dir()
+        dbs = [db for db in self.db_paths() if os.path.lexists(db)]
+        for i, db in enumerate(dbs):
+            if i == 0:
+                yield Source(RUNTIME, str(db), sqlite_fingerprint(db) + fingerprint(sd), "sdk-db")
+            else:
+                yield Source(RUNTIME, str(db), sqlite_fingerprint(db), "sdk-db:rows-only")
+        if not dbs:
+            for e in _scan_dirs(str(sd)):
+                # the folder's mtime covers subagent files appearing; the two files cover content changes
+                fp = fingerprint(e.path, os.path.join(e.path, e.name + ".json"),
+                                 os.path.join(e.path, e.name + MESSAGES_SUFFIX))
+                yield Source(RUNTIME, e.path, fp, "sdk-dir")
         for root, flavor in self.legacy_roots():
             yield from legacy_sources(str(root), flavor)
 
     def summarize(self, source: Source) -> list[Session]:
         kind, _, flavor = source.kind.partition(":")
         if kind == "sdk-db":
-            return self._summarize_db(source.path)
+            return self._summarize_db(source.path, with_folders=flavor != "rows-only")
         if kind == "sdk-dir":
             return self._summarize_dir(source.path)
         if kind == "legacy-history":
@@ -167,40 +164,44 @@ class ClineReader(Reader):
         parent = os.path.dirname(db)
         return parent if os.path.basename(parent) == "sessions" else str(self.sessions_dir())
 
-    def _summarize_db(self, db: str) -> list[Session]:
+    def _summarize_db(self, db: str, *, with_folders: bool) -> list[Session]:
+        sessions_dir = self._sessions_dir_for_db(db)
+        try:
+            rows = self._db_sessions(db, sessions_dir)
+            problem = None
+        except SqliteUnavailable as e:
+            if not with_folders:
+                raise
+            rows, problem = [], f"sessions.db unreadable ({e}); listed from its folder"
+        if not with_folders:
+            return rows
+        known = {s.id for s in rows}
+        folders = [e.path for e in _scan_dirs(str(self.sessions_dir())) if e.name not in known]
+        if problem and not folders:
+            raise SqliteUnavailable(problem)
+        out = rows
+        for d in folders:
+            for s in self._summarize_dir(d):
+                if problem:
+                    s.problems.append(problem)
+                out.append(s)
+        return out
+
+    def _db_sessions(self, db: str, sessions_dir: str) -> list[Session]:
         if not regular_file(db):
             raise SqliteUnavailable(f"{db}: not a regular file")
         if os.path.getsize(db) == 0 and not os.path.exists(db + "-wal"):
             return []  # SQLite's fresh, still empty database
         with _readable_db(db) as path:
-            return self._db_rows(db, path)
-
-    def _db_rows(self, db: str, path: str) -> list[Session]:
-        con = open_sqlite_readonly(path)
-        try:
-            cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
-            if not cols:
-                return []
-            select = ", ".join(c if c in cols else f"NULL AS {c}" for c in _DB_COLUMNS)
-            rows = con.execute(f"SELECT {select} FROM sessions").fetchall()
-        except sqlite3.Error as e:
-            raise SqliteUnavailable(f"{db}: {e}") from e
-        finally:
-            con.close()
-        sessions_dir = self._sessions_dir_for_db(db)
+            rows = _query_sessions(db, path)
+        prefix = os.path.join(os.path.abspath(sessions_dir), "")
         out = []
-        for row in rows:
-            rec = dict(zip(_DB_COLUMNS, row, strict=True))
-            if not isinstance(rec["session_id"], str) or not rec["session_id"]:
+        for rec in rows:
+            if not isinstance(rec.get("session_id"), str) or not rec["session_id"]:
                 continue
-            meta_raw = rec.pop("metadata_json")
-            try:
-                rec["metadata"] = json.loads(meta_raw) if isinstance(meta_raw, str) else None
-            except (ValueError, RecursionError):
-                rec["metadata"] = None
-            s = _record_session(rec, sessions_dir, PRIO_DB)
+            s = _record_session(rec, sessions_dir, PRIO_DB, prefix)
             s.locator["db"] = db
-            if meta_raw and rec["metadata"] is None:
+            if rec.get("metadata_bad"):
                 s.problems.append("metadata_json unreadable")
             out.append(s)
         return out
@@ -221,7 +222,7 @@ class ClineReader(Reader):
                 if not isinstance(rec, dict):
                     raise ValueError("not a JSON object")
                 rec.setdefault("session_id", sid)
-                lead = _record_session(rec, sessions_dir, PRIO_MANIFEST)
+                lead = _record_session(_manifest_record(rec), sessions_dir, PRIO_MANIFEST)
                 m = fingerprint(messages)[0]
                 if m and (lead.updated_at or 0) < m[1] / 1e9:
                     lead.updated_at = m[1] / 1e9  # the transcript is rewritten every turn
@@ -305,48 +306,126 @@ def _split_id(sid: str) -> tuple[str, str]:
 
 def _local_messages(sessions_dir: str, sid: str) -> str:
     root, stem = _split_id(sid)
-    return os.path.join(sessions_dir, root, stem + MESSAGES_SUFFIX)
+    return f"{sessions_dir}{os.sep}{root}{os.sep}{stem}{MESSAGES_SUFFIX}"
 
 
-def _inside(path: str, root: str) -> bool:
+def _scan_dirs(d: str) -> list[os.DirEntry[str]]:
     try:
-        return os.path.commonpath([os.path.abspath(path), os.path.abspath(root)]) == os.path.abspath(root)
-    except ValueError:
-        return False
+        entries = list(os.scandir(d))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        try:
+            if e.is_dir():
+                out.append(e)
+        except OSError:
+            continue
+    return out
 
 
-def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int) -> Session:
-    """A session from a `sessions` row or a manifest (same field names; `metadata` already decoded)."""
-    sid = rec["session_id"]
+_DB_PLAIN = ("session_id", "pid", "status", "model", "cwd", "workspace_root", "parent_session_id",
+             "is_subagent", "prompt", "messages_path", "started_at", "updated_at", "ended_at")
+_DB_TIMES = ("started_at", "updated_at", "ended_at")
+
+
+def _query_sessions(db: str, path: str) -> list[dict[str, Any]]:
+    """Every row of `sessions` in one query. Times and the two metadata fields the listing needs are
+    extracted by SQLite (C speed); older schemas lack some columns, which read as NULL."""
+    con = open_sqlite_readonly(path)
+    try:
+        cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
+        if not cols:
+            return []
+        plain = [c if c in cols else f"NULL AS {c}" for c in _DB_PLAIN]
+        # julianday floats carry ~50 µs of error: rounded to the stores' milliseconds
+        times = [f"CASE WHEN typeof({c}) = 'text' THEN round((julianday({c}) - 2440587.5) * 86400.0, 3) END"
+                 if c in cols else "NULL" for c in _DB_TIMES]
+        meta = "metadata_json" if "metadata_json" in cols else "NULL"
+        json1 = [f"CASE WHEN json_valid({meta}) THEN json_extract({meta}, '$.title') END",
+                 f"CASE WHEN json_valid({meta}) THEN json_extract({meta}, '$.git.branch') END",
+                 f"{meta} IS NOT NULL AND NOT json_valid({meta})"]
+        try:
+            rows = con.execute(f"SELECT {', '.join(plain + times + json1)} FROM sessions").fetchall()
+            decoded = True
+        except sqlite3.OperationalError:  # an SQLite without the JSON functions
+            rows = con.execute(f"SELECT {', '.join(plain + times)}, {meta} FROM sessions").fetchall()
+            decoded = False
+    except sqlite3.Error as e:
+        raise SqliteUnavailable(f"{db}: {e}") from e
+    finally:
+        con.close()
+    names = (*_DB_PLAIN, *(t + "_s" for t in _DB_TIMES), "title", "branch", "metadata_bad")
+    out = [dict(zip(names, r, strict=False)) for r in rows]
+    for rec in out:
+        for t in _DB_TIMES:
+            if rec[t + "_s"] is None and rec[t] is not None:
+                rec[t + "_s"] = parse_time(rec[t])  # not ISO text (e.g. epoch numbers)
+        if not decoded:
+            raw = rec.pop("title")
+            try:
+                m = json.loads(raw) if isinstance(raw, str) else {}
+            except (ValueError, RecursionError):
+                m, rec["metadata_bad"] = {}, True
+            m = m if isinstance(m, dict) else {}
+            git = m.get("git") if isinstance(m.get("git"), dict) else {}
+            rec["title"], rec["branch"] = m.get("title"), git.get("branch")
+    return out
+
+
+def _manifest_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """A manifest in the shape of a queried row."""
     meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-    first = cap_text(clean_request(rec.get("prompt"))) or None
-    title = meta.get("title") if isinstance(meta.get("title"), str) and meta["title"].strip() else None
     git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
-    branch = git.get("branch") if isinstance(git.get("branch"), str) and git["branch"].strip() else None
-    started = parse_time(rec.get("started_at"))
-    times = [t for t in (parse_time(rec.get("updated_at")), parse_time(rec.get("ended_at")), started) if t]
+    out = dict(rec)
+    out["title"], out["branch"] = meta.get("title"), git.get("branch")
+    for name in _DB_TIMES:
+        out[name + "_s"] = parse_time(rec.get(name))
+    return out
+
+
+def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int, prefix: str | None = None
+                    ) -> Session:
+    """A session from a `sessions` row or a manifest (see `_query_sessions`, `_manifest_record`)."""
+    sid = rec["session_id"]
+    prompt = rec.get("prompt")
+    if isinstance(prompt, str) and "<" not in prompt:
+        first = cap_text(prompt.strip()) or None  # in-process runs store the bare prompt
+    else:
+        first = cap_text(clean_request(prompt)) or None
+    title = rec.get("title")
+    title = title.strip()[:TITLE_MAX] if isinstance(title, str) and title.strip() else title_of(first)
+    branch = rec.get("branch")
+    branch = branch if isinstance(branch, str) and branch.strip() else None
+    started = rec.get("started_at_s")
+    updated = max(rec.get("updated_at_s") or 0, rec.get("ended_at_s") or 0, started or 0) or None
     root, _ = _split_id(sid)
     is_sub = bool(rec.get("is_subagent")) or root != sid
-    parent = rec.get("parent_session_id") if isinstance(rec.get("parent_session_id"), str) else None
-    if is_sub and not parent:
+    parent = rec.get("parent_session_id")
+    if is_sub and not (isinstance(parent, str) and parent):
         parent = root
     # Live: a running status and a process that still exists. Hub-run sessions record the hub daemon's
     # pid, so those count only while the hub lives and the status is still "running"; a crashed run keeps
     # "running" with a dead pid and is not live.
     live = rec.get("status") == "running" and pid_alive(rec.get("pid"))
-    local = _local_messages(sessions_dir, sid)
-    recorded = rec.get("messages_path") if isinstance(rec.get("messages_path"), str) else None
-    # A copied data dir keeps absolute paths into the original: use our own copy then.
-    store = recorded if recorded and _inside(recorded, sessions_dir) else local
+    recorded = rec.get("messages_path")
+    prefix = prefix or os.path.join(os.path.abspath(sessions_dir), "")
+    locator: dict[str, Any] = {"kind": "sdk", "priority": priority}
+    if isinstance(recorded, str) and recorded.startswith(prefix):
+        store = recorded
+    else:
+        # none recorded, or a copied data dir's absolute path into the original: use our own copy
+        store = _local_messages(sessions_dir, sid)
+        if isinstance(recorded, str) and recorded:
+            locator["recorded"] = recorded
+    locator["messages"] = store
+    model = rec.get("model")
     s = Session(
-        runtime=RUNTIME, id=sid, store_path=store, title=title or title_of(first), first_request=first,
+        runtime=RUNTIME, id=sid, store_path=store, title=title, first_request=first,
         cwd=norm_path(rec.get("cwd")) or norm_path(rec.get("workspace_root")), branch=branch,
-        started_at=started, updated_at=max(times) if times else None,
-        model=rec.get("model") if isinstance(rec.get("model"), str) and rec["model"] else None,
+        started_at=started, updated_at=updated, model=model if isinstance(model, str) and model else None,
         parent_id=parent if is_sub else None, resumable=not is_sub,
-        resume_blocker="subagent" if is_sub else None, live=live,
-        locator={"kind": "sdk", "priority": priority, "messages": store, "local": local,
-                 "recorded": recorded})
+        resume_blocker="subagent" if is_sub else None, live=live, locator=locator)
     if first is None and not is_sub and rec.get("status") not in ("idle", "pending"):
         s.problems.append("no prompt recorded")
     return s
@@ -394,8 +473,7 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
         started_at=lead.started_at if lead and not is_sub else None, updated_at=updated,
         model=model or (lead.model if lead else None), parent_id=parent if is_sub else None,
         resumable=not is_sub, resume_blocker="subagent" if is_sub else None, problems=problems,
-        locator={"kind": "sdk", "priority": priority, "messages": path,
-                 "local": _local_messages(sessions_dir, sid), "recorded": None})
+        locator={"kind": "sdk", "priority": priority, "messages": path})
     s.started_at = s.started_at or _id_time(sid, is_sub) or updated
     if first is None and not problems:
         s.problems.append("first request not found in the first 4 MiB")
@@ -415,7 +493,7 @@ def _id_time(sid: str, is_sub: bool) -> float | None:
 
 def _message_candidates(session: Session) -> list[str]:
     loc = session.locator
-    out = [loc.get("messages"), loc.get("local"), loc.get("recorded"), session.store_path]
+    out = [loc.get("messages"), session.store_path, loc.get("recorded")]
     return list(dict.fromkeys(p for p in out if isinstance(p, str) and p))
 
 

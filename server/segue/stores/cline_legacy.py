@@ -310,9 +310,13 @@ def is_windows_path(p: str) -> bool:
 
 def norm_path(p: Any) -> str | None:
     """Tidy a recorded path; Windows paths (`c:\\x`, `C:/x`) become `C:\\x` so cwd matching works."""
-    if not isinstance(p, str) or not p.strip():
+    if not isinstance(p, str):
         return None
+    if p[:1] == "/" and p[-1:] != "/" and p.strip() == p:
+        return p  # the common case, untouched
     p = p.strip()
+    if not p:
+        return None
     if _DRIVE_RE.match(p):
         rest = re.sub(r"[\\/]+", r"\\", p[2:])
         p = p[0].upper() + ":" + rest
