@@ -371,9 +371,14 @@ def test_injected_records_are_not_requests() -> None:
                                               "commandMode": "task-notification"}},
         {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "x", "isMeta": True}},
         {"type": "attachment", "attachment": {"type": "file", "content": "x"}},
+        u("from another session", origin={"kind": "peer"}),
+        u("a task finished", origin={"kind": "task-notification"}),
+        {"type": "attachment", "attachment": {"type": "queued_command", "prompt": "x", "commandMode": "prompt",
+                                              "origin": {"kind": "peer"}}},
     ):
         assert request_text(rec) is None, rec
     assert request_text(u("side", isSidechain=True), in_subagent=True) == "side"
+    assert request_text(u("typed", origin={"kind": "human"}, promptSource="typed")) == "typed"
     assert request_text({"type": "attachment", "attachment": {"type": "queued_command",
                                                               "prompt": "also fix lint",
                                                               "commandMode": "prompt"}}) == "also fix lint"

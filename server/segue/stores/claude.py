@@ -65,6 +65,7 @@ _EXIT_TEXT = re.compile(r"\A\s*(?:Error: )?(?:Exit code|Command failed with exit
 # Bash results Claude does not flag as errors although the exit code was 1 (its own per-command rules).
 _NONZERO_OK = {"No matches found", "Some directories were inaccessible", "Files differ", "Condition is false"}
 
+_TYPED_ORIGINS = {"human", "channel", "auto-continuation", None}
 _TOOL_USE_ID = re.compile(rb'"tool_use_id":"([^"\\]+)"')
 _IS_ERROR_TRUE = b'"is_error":true'
 _AGENT_ID = re.compile(rb'"agentId":"([^"\\]+)"')
@@ -100,7 +101,7 @@ class ClaudeReader(Reader):
         primary = self.env.path("CLAUDE_CONFIG_DIR") or self.env.home / ".claude"
         xdg = (self.env.path("XDG_CONFIG_HOME") or self.env.home / ".config") / "claude"
         return [(primary, "set CLAUDE_CONFIG_DIR", 1),
-                (xdg, "set XDG_CONFIG_HOME (Claude Code also reads $XDG_CONFIG_HOME/claude)", 0)]
+                (xdg, "set XDG_CONFIG_HOME (older Claude Code builds kept sessions in $XDG_CONFIG_HOME/claude)", 0)]
 
     def _existing_roots(self) -> list[tuple[Path, int]]:
         seen: set[str] = set()
@@ -520,6 +521,14 @@ def _blocks_text(content: Any) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
+def _typed_origin(origin: Any) -> bool:
+    """2.1.x tags prompts with `origin.kind`; like Claude Code itself, count a human, a channel and an
+    auto-continuation as typed input, not a peer session, a task notification or a scheduled loop."""
+    if not isinstance(origin, dict):
+        return True
+    return origin.get("kind") in _TYPED_ORIGINS
+
+
 def request_text(rec: dict[str, Any], *, in_subagent: bool = False) -> str | None:
     """The user's own words in a record, unwrapped, or None when the record is not a real request."""
     t = rec.get("type")
@@ -527,12 +536,13 @@ def request_text(rec: dict[str, Any], *, in_subagent: bool = False) -> str | Non
         att = rec.get("attachment")
         if not isinstance(att, dict) or att.get("type") != "queued_command" or att.get("isMeta"):
             return None
-        if att.get("commandMode") not in (None, "prompt"):
+        if att.get("commandMode") not in (None, "prompt") or not _typed_origin(att.get("origin")):
             return None
         prompt = att.get("prompt")
         text = _blocks_text(prompt)
         return _unwrap(text) if text else None
-    if t != "user" or rec.get("isMeta") or rec.get("isCompactSummary"):
+    if t != "user" or rec.get("isMeta") or rec.get("isCompactSummary") \
+            or not _typed_origin(rec.get("origin")):
         return None
     if rec.get("isSidechain") and not in_subagent:
         return None
