@@ -650,6 +650,26 @@ def test_legacy_l1_history_lists_tasks_and_orphans(tmp_path: Path) -> None:
     assert o.problems and "taskHistory.json" in o.problems[0]
 
 
+def test_legacy_history_without_cwd_reads_the_first_turn(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home, "Code - Insiders")
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text(json.dumps(
+        [{"id": "1712000000000", "ts": 1712000500000, "task": "pre-3.15 task"}]))
+    legacy_task(root, "1712000000000", api=[{"role": "user", "content": [
+        {"type": "text", "text": "<task>\npre-3.15 task\n</task>"}, {"type": "text", "text": env_details("/w/old")}]}])
+    s = listing(reader(home))["1712000000000"]
+    assert (s.first_request, s.cwd) == ("pre-3.15 task", "/w/old")
+
+
+def test_sdk_session_without_prompt_takes_the_first_typed_message(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    write_session(data_dir(home) / "sessions", SID, [user(wrapped("typed in the TUI")), assistant(text("ok"))])
+    write_db(data_dir(home) / "db" / "sessions.db", [row(SID, prompt=None, metadata_json=None, interactive=1)])
+    s = listing(reader(home))[SID]
+    assert (s.first_request, s.title, s.problems) == ("typed in the TUI", "typed in the TUI", [])
+
+
 def test_legacy_history_damaged_falls_back_to_backup_then_folders(tmp_path: Path) -> None:
     home = tmp_path / "home"
     root = data_dir(home)  # the legacy CLI store shares the SDK data dir

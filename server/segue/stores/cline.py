@@ -203,6 +203,8 @@ class ClineReader(Reader):
             s.locator["db"] = db
             if rec.get("metadata_bad"):
                 s.problems.append("metadata_json unreadable")
+            if s.first_request is None:
+                _first_from_messages(s)
             out.append(s)
         return out
 
@@ -223,6 +225,8 @@ class ClineReader(Reader):
                     raise ValueError("not a JSON object")
                 rec.setdefault("session_id", sid)
                 lead = _record_session(_manifest_record(rec), sessions_dir, PRIO_MANIFEST)
+                if lead.first_request is None:
+                    _first_from_messages(lead)
                 m = fingerprint(messages)[0]
                 if m and (lead.updated_at or 0) < m[1] / 1e9:
                     lead.updated_at = m[1] / 1e9  # the transcript is rewritten every turn
@@ -435,25 +439,11 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
                  priority: int) -> Session:
     """A session from its messages file alone (subagents have no manifest): the document's head."""
     header: dict[str, Any] = {}
-    first = model = None
     problems: list[str] = []
+    first = model = None
     deep = False
     try:
-        with open_regular(path) as f:
-            js = JsonStream(f, first_chunk=HEAD_BYTES, limit=DEEP_LIMIT)
-            for i, m in enumerate(js.array_at("messages", header)):
-                if not isinstance(m, dict) or i > 50:
-                    break
-                mi = m.get("modelInfo")
-                if model is None and isinstance(mi, dict) and isinstance(mi.get("id"), str):
-                    model = mi["id"]
-                if m.get("role") == "user":
-                    first = next((cap_text(clean_request(b["text"])) for b in _blocks(m.get("content"))
-                                  if b.get("type") == "text" and isinstance(b.get("text"), str)
-                                  and clean_request(b["text"])), None)
-                    if first:
-                        break
-            deep = js.bytes_read > HEAD_BYTES
+        first, model, deep = _messages_head(path, header)
     except OSError as e:
         problems.append(f"messages file unreadable: {e.strerror or e}")
     sid = header.get("sessionId") if isinstance(header.get("sessionId"), str) and header["sessionId"] \
@@ -480,6 +470,42 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
     if deep:
         s.locator["read_deep"] = True
     return s
+
+
+def _first_from_messages(s: Session) -> None:
+    """No prompt in the row or manifest (a TUI session opened without one): the transcript's first user
+    message, read from its head."""
+    try:
+        first, model, deep = _messages_head(s.store_path, {})
+    except OSError:
+        return
+    s.problems = [p for p in s.problems if p != "no prompt recorded"]
+    s.first_request = first
+    s.title = s.title or title_of(first)
+    s.model = s.model or model
+    if deep:
+        s.locator["read_deep"] = True
+
+
+def _messages_head(path: str, header: dict[str, Any]) -> tuple[str | None, str | None, bool]:
+    """(first request, model, read past the head) from a messages file; its top-level fields go into
+    `header`. Reads 32 KiB, more only while the first user message is still incomplete."""
+    first = model = None
+    with open_regular(path) as f:
+        js = JsonStream(f, first_chunk=HEAD_BYTES, limit=DEEP_LIMIT)
+        for i, m in enumerate(js.array_at("messages", header)):
+            if not isinstance(m, dict) or i > 50:
+                break
+            mi = m.get("modelInfo")
+            if model is None and isinstance(mi, dict) and isinstance(mi.get("id"), str):
+                model = mi["id"]
+            if m.get("role") == "user":
+                first = next((t for t in (cap_text(clean_request(b["text"])) for b in _blocks(m.get("content"))
+                                          if b.get("type") == "text" and isinstance(b.get("text"), str)) if t),
+                             None)
+                if first:
+                    break
+        return first, model, js.bytes_read > HEAD_BYTES
 
 
 def _id_time(sid: str, is_sub: bool) -> float | None:

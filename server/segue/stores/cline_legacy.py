@@ -13,6 +13,7 @@ element at a time (`JsonStream`).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import ntpath
 import os
@@ -581,7 +582,8 @@ def summarize_history(path: str, flavor: str, priority: int) -> list[Session]:
 
 def _legacy_session(tid: str, task_dir: str, flavor: str, priority: int) -> Session:
     # The 3.x CLI has no reader for this store (no taskHistory/ui_messages code in cline 3.0.65), and the
-    # extension reopens tasks only from its History view.
+    # extension reopens tasks only from its History view. Live stays False: the legacy store records no
+    # pid, lock or running state to tell an open task from a finished one.
     return Session(runtime=RUNTIME, id=tid, store_path=task_dir, resumable=False,
                    resume_blocker="cli_cannot_reopen", locator={
                        "kind": "legacy", "flavor": flavor, "task_dir": task_dir, "priority": priority})
@@ -600,6 +602,11 @@ def _from_history_item(item: dict[str, Any], tid: str, tasks: str, flavor: str, 
     s.model = item.get("modelId") if isinstance(item.get("modelId"), str) else None
     s.updated_at = parse_time(item.get("ts"))
     s.started_at = _started_from_id(tid) or s.updated_at
+    if s.cwd is None:  # before ~3.15 the history had no cwd: the first turn's environment details do
+        api = os.path.join(s.store_path, API_FILE)
+        if regular_file(api):
+            with contextlib.suppress(OSError):
+                s.cwd = _api_head(api, limit=HEAD_BYTES)[1]
     if s.first_request is None:
         s.problems.append("no task text in taskHistory.json")
     return s
@@ -675,10 +682,10 @@ def _ui_head(path: str) -> tuple[str | None, float | None, str | None, bool]:
         return first, first_ts, model, js.bytes_read > HEAD_BYTES
 
 
-def _api_head(path: str) -> tuple[str | None, str | None, bool]:
+def _api_head(path: str, limit: int = DEEP_LIMIT) -> tuple[str | None, str | None, bool]:
     """(first request, cwd, read past the head) from the first user turn of api_conversation_history."""
     with open_regular(path) as f:
-        js = JsonStream(f, first_chunk=HEAD_BYTES, limit=DEEP_LIMIT)
+        js = JsonStream(f, first_chunk=HEAD_BYTES, limit=limit)
         for m in js.items():
             if not isinstance(m, dict) or m.get("role") != "user":
                 continue
