@@ -207,6 +207,8 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+        with contextlib.suppress(Exception):  # live is a hint; a failure here must not fail the listing
+            reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
     cache.prune(runtimes, seen_keys)
     cache.save()
     listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations)

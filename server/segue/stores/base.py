@@ -99,6 +99,14 @@ class Reader(ABC):
         parse line by line, skip records the brief does not use before decoding them where possible,
         count damaged records in `stats.damaged_lines`."""
 
+    def refresh_live(self, sessions: list[Session]) -> None:
+        """Re-decide `live` on sessions that may come from the listing cache: a process can exit without
+        changing the store. Default: a session marked live stays live only while `locator["pid"]` (when
+        the reader recorded one) is alive. Readers with their own live markers override this."""
+        for s in sessions:
+            if s.live and "pid" in s.locator:
+                s.live = pid_alive(s.locator["pid"])
+
     def exists(self, session: Session) -> bool:
         """Is the session still in its store (for resume: `not_in_store`)."""
         return os.path.exists(session.store_path)

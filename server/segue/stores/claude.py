@@ -207,6 +207,11 @@ class ClaudeReader(Reader):
                 return prio
         return 0
 
+    def refresh_live(self, sessions: list[Session]) -> None:
+        live = self.live_ids()
+        for s in sessions:
+            s.live = s.id in live
+
     def live_ids(self) -> dict[str, int]:
         """Session ids a running Claude Code process holds -> its pid.
 
