@@ -495,10 +495,11 @@ def normalize(obj: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
 
 
 def _string_end(raw: bytes, j: int) -> int:
-    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1. Loops over
-    quotes with a single-byte `find` (memchr-fast; CPython's multi-byte search is slow on JSON)."""
+    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1 (also after 64
+    escaped quotes). Loops over quotes with a single-byte `find`: memchr-fast, where CPython's
+    multi-byte search is slow on JSON."""
     k = j + 1
-    while True:
+    for _ in range(64):  # text full of escaped quotes: a plain decode is cheaper than this loop
         k = raw.find(b'"', k)
         if k < 0:
             return -1
@@ -508,6 +509,7 @@ def _string_end(raw: bytes, j: int) -> int:
         if n % 2 == 0:
             return k
         k += 1
+    return -1
 
 
 def _blank_string(raw: bytes, key: bytes) -> bytes:
@@ -880,10 +882,11 @@ def open_rollouts(prefixes: tuple[str, ...], proc: str = "/proc") -> set[str]:
 class CodexReader(Reader):
     """Codex CLI sessions.
 
-    Live: the store has no pid and no running marker, and "no task_complete yet" fits a crash as well as
-    a running turn, so `live` stays False (unknown) by default. With `probe_live=True` the reader checks
-    /proc/*/fd for a process holding the rollout open (Codex keeps it open for appending while the session
-    runs); that walks every process's fds, hence only on request (see also `live_paths`)."""
+    Live: the rollouts carry no pid or running marker, and "no task_complete yet" fits a crash as well as
+    a running turn. Codex itself holds `thread-writer-locks/<thread id>.lock` locked while a process
+    writes the thread (see `is_live`), which is read by default (one directory listing and one read of
+    /proc/locks per second). `probe_live=True` adds the older check of /proc/*/fd for a process holding
+    the rollout open (walks every process's fds, hence only on request)."""
 
     runtime = RUNTIME
 
