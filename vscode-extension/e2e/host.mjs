@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { format } from 'node:util';
 import { EXT, keepEvidence, launchBrowser, PYTHON, prepareRun, sleep, startCodeServer, writeSettings } from './lib.mjs';
 
 const t0 = Date.now();
@@ -44,7 +45,8 @@ try {
     // Extension-host output arrives as ('%c INFO', 'color: …', fmt, ...args).
     const args = await Promise.all(m.args().map((a) => a.jsonValue().catch(() => '?')));
     if (typeof args[0] === 'string' && args[0].includes('%c') && args.length > 2) {
-      const s = args.slice(2).map(String).join(' ');
+      const s = format(...args.slice(2));
+      if (/open-vsx|ENOTFOUND|Dialog requested during smoke test/.test(s)) return;
       lines.push(s);
       console.log(`    ${s}`);
     }

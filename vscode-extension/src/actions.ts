@@ -203,7 +203,8 @@ export class Actions {
     // Shown once: the token is not logged and not kept anywhere by the extension.
     void vscode.window
       .showInformationMessage(`Handoff token for "${oneLine(t.title, 60) || t.ref}"`, { modal: true, detail }, 'Copy Again')
-      .then((c) => (c === 'Copy Again' ? vscode.env.clipboard.writeText(r.token) : undefined));
+      .then((c) => (c === 'Copy Again' ? vscode.env.clipboard.writeText(r.token) : undefined))
+      .then(undefined, (e: unknown) => this.log.warn(`token dialog: ${String(e)}`));
     return r;
   }
 
@@ -245,7 +246,8 @@ export class Actions {
           return r.plan ? this.confirmAndLaunch(r.plan) : this.resume(t);
         }
         return c === other ? this.resumeInRuntime(t) : undefined;
-      });
+      })
+      .then(undefined, (e: unknown) => showError(e, this.log));
     return r;
   }
 
@@ -273,7 +275,8 @@ export class Actions {
           placeHolder: 'Pick one to open its brief',
         },
       )
-      .then((c) => (c ? this.openBrief({ ref: refOf(c.link) }) : undefined));
+      .then((c) => (c ? this.openBrief({ ref: refOf(c.link) }) : undefined))
+      .then(undefined, (e: unknown) => showError(e, this.log));
     return r;
   }
 }

@@ -203,7 +203,7 @@ suite('Segue extension host', () => {
     const claimed = JSON.parse(cli(['handoff', 'claim', r.token, '--as', 'terminal', '--json'])) as { session: { id: string }; source_surface: string };
     assert.equal(claimed.session.id, s.id);
     assert.equal(claimed.source_surface, 'editor');
-    await vscode.commands.executeCommand('workbench.action.closeMessages');
+    await vscode.commands.executeCommand('notifications.clearAll');
   });
 
   test('handoff: a CLI-emitted token is claimed in the editor, once', async () => {
