@@ -111,9 +111,20 @@ def anthropic_content(req: dict[str, Any], action: Action, turn: Turn) -> tuple[
     return [{"type": "tool_use", "id": tid, "name": name, "input": args}], "tool_use"
 
 
+def _structured(req: dict[str, Any]) -> str | None:
+    """JSON for a structured-output request (Claude's session title call asks for {"title": …})."""
+    fmt = (req.get("output_config") or {}).get("format") or {}
+    props = (fmt.get("schema") or {}).get("properties")
+    if fmt.get("type") != "json_schema" or not isinstance(props, dict):
+        return None
+    return json.dumps({k: scenario.TITLE for k, v in props.items() if (v or {}).get("type") == "string"})
+
+
 def anthropic_reply(req: dict[str, Any]) -> tuple[str, list[bytes]]:
     turn = anthropic_turn(req)
-    blocks, stop = anthropic_content(req, scenario.next_action(turn), turn)
+    structured = None if turn.tools_offered else _structured(req)
+    action = Action("text", text=structured) if structured else scenario.next_action(turn)
+    blocks, stop = anthropic_content(req, action, turn)
     mid = "msg_" + _short_id("m", turn.prompt, turn.tool_results_since_prompt, next(_counter))
     usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}

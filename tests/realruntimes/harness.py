@@ -44,7 +44,8 @@ PRUNE_NAMES = frozenset({
     "node_modules", "cache", "caches", ".cache", "log", "logs", "shell-snapshots", "shell_snapshots",
     "snapshot", "snapshots", "statsig", "telemetry", "bin", "tmp", ".tmp", "plugins", "skills",
     "debug", "backups", "ide", "session-env", "todos", "file-history", "thread-writer-locks", "locks",
-    "paste-cache", "downloads", "package.json", "package-lock.json", "bun.lock", ".gitignore",
+    "paste-cache", "downloads", "packages", "app-server-daemon", "app-server-control",
+    "package.json", "package-lock.json", "bun.lock", ".gitignore",
 })
 
 
@@ -106,6 +107,9 @@ def _codex_config(port: int, trusted: Iterable[Path]) -> str:
         "", "[model_providers.fake]", 'name = "Fake"', f'base_url = "http://127.0.0.1:{port}/v1"',
         'wire_api = "responses"', 'env_key = "FAKE_API_KEY"',
         "", "[analytics]", "enabled = false", "", "[feedback]", "enabled = false",
+        # the 0.171 TUI otherwise hands turns to a long-lived `codex app-server --managed-daemon` (socket in
+        # /tmp/codex-daemon-<uid>/) that outlives the TUI and its network namespace
+        "", "[features]", "daemon_auto_start = false",
         # the TUI's first-run screens: model migration notices, trust of the project dir
         "", "[notice]", "hide_full_access_warning = true", "hide_rate_limit_model_nudge = true",
     ]
@@ -537,7 +541,7 @@ def generate_pair(out_dir: Path, runtime: str) -> None:
 def _run_pair(real: Path) -> None:
     from tests.realruntimes import fakemodel, gen_claude, gen_codex
     _lo_up()
-    server, port = fakemodel.start(0)
+    server, port = fakemodel.start(DEFAULT_PORT)  # our own namespace: a fixed port keeps configs stable
     try:
         gens: list[Gen] = [gen_claude.ClaudeGen(port), gen_codex.CodexGen(port)]
         for g in gens:
@@ -553,6 +557,47 @@ def _run_pair(real: Path) -> None:
     finally:
         fakemodel.observer = None
         server.shutdown()
+
+
+# ---------------------------------------------------------------- interactive (TUI) resume helpers
+
+# Codex resolves a thread through state_5.sqlite's absolute `rollout_path`: with the DB copied, a resume in
+# the copy appends to the ORIGINAL rollout. Without it Codex finds the rollout under its own CODEX_HOME.
+SCRATCH_DROP = {"codex": ("state_*.sqlite*", "thread_history_*.sqlite*")}
+
+
+def scratch_home(rt: str, src_home: Path, dest_home: Path, port: int = DEFAULT_PORT,
+                 trusted: Iterable[Path] = ()) -> Path:
+    """Copy a generation (or fixture) home for a run that writes, so the source stays untouched. Codex's
+    config is pointed at port; a home without runtime config (a pruned fixture) gets prepare_home's."""
+    if dest_home.exists():
+        shutil.rmtree(dest_home)
+    shutil.copytree(src_home, dest_home, symlinks=True)
+    for pattern in SCRATCH_DROP.get(rt, ()):
+        for p in dest_home.rglob(pattern):
+            p.unlink()
+    if rt == "codex":
+        cfg = dest_home / ".codex" / "config.toml"
+        if cfg.exists():
+            cfg.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{port}", cfg.read_text()))
+        else:
+            prepare_home(rt, dest_home, port, trusted)
+    elif rt == "claude" and not (dest_home / ".claude.json").exists():
+        prepare_home(rt, dest_home, port, trusted)  # fixtures have no ~/.claude.json (onboarding state)
+    return dest_home
+
+
+def tui_turn(rt: str, prompt: str, answer: str) -> list[tuple[str, object]]:
+    """run_tty steps for one typed turn in a ready TUI, then quit. Codex treats keys that arrive in a
+    burst as a paste, so Enter right after the text only adds it to the composer: pause first."""
+    if rt == "claude":
+        return [("expect", "for shortcuts"), ("type", prompt), ("sleep", 0.5), ("key", "Enter"),
+                ("expect", answer), ("sleep", 1), ("type", "/exit"), ("sleep", 0.5), ("key", "Enter"),
+                ("sleep", 2)]
+    if rt == "codex":
+        return [("expect", "for shortcuts"), ("sleep", 1), ("type", prompt), ("sleep", 2), ("key", "Enter"),
+                ("expect", answer), ("sleep", 1), ("key", "C-c"), ("sleep", 2)]
+    raise ValueError(f"no TUI steps for {rt}")
 
 
 def main(argv: list[str] | None = None) -> int:
