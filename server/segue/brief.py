@@ -7,6 +7,7 @@ cut), marked for invisible characters, and fenced (`quote.py`), in that order.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -174,8 +175,12 @@ def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redac
     q = _Quoter(redactor)
     first = raw.first_request if raw.first_request is not None else session.first_request
     recent = list(raw.recent)
+    # the header shows session text too (a title is often the first prompt): it passes the same pipeline
+    shown = dataclasses.replace(
+        session, title=q(session.title, 300), first_request=q(session.first_request, REQUEST_CAP),
+        cwd=q(session.cwd, 4096), branch=q(session.branch, 300), model=q(session.model, 300), locator={})
     facts = Facts(
-        session=session,
+        session=shown,
         first_request=q(first, REQUEST_CAP),
         latest_request=q(raw.latest_request, REQUEST_CAP),
         last_agent_message=q(raw.last_agent_message, REQUEST_CAP, "tail"),

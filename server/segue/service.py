@@ -189,8 +189,9 @@ class Service:
             plan = {"refused": e.reason, "message": str(e), **e.data}
         red = self.redactor()
         active = facts.latest_request or facts.first_request
+        shown = facts.session  # the redacted header of the brief
         return {
-            "session": {"runtime": session.runtime, "id": session.id, "title": session.title, "cwd": session.cwd},
+            "session": {"runtime": session.runtime, "id": session.id, "title": shown.title, "cwd": session.cwd},
             "source_surface": entry.get("surface"),
             "claimed_as": as_surface,
             "active_task": active,

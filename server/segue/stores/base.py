@@ -43,7 +43,7 @@ class Env:
 
     def path(self, name: str) -> Path | None:
         v = self.get(name)
-        return Path(v).expanduser() if v else None
+        return Path(v).expanduser().absolute() if v else None
 
 
 @dataclass(frozen=True)
