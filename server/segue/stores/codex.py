@@ -1003,6 +1003,11 @@ class CodexReader(Reader):
         sess.live = self.is_live(sess.id) or (self.probe_live and path in self.live_paths())
         return [sess]
 
+    def refresh_live(self, sessions: list[Session]) -> None:
+        # cached summaries go stale when a process exits without touching the rollout
+        for s in sessions:
+            s.live = self.is_live(s.id) or (self.probe_live and s.store_path in self.live_paths())
+
     def is_live(self, session_id: str) -> bool:
         """Codex (0.171) holds `thread-writer-locks/<thread id>.lock` locked while a process writes the
         thread; a clean exit deletes the file and a killed process leaves it unlocked. So live = the
