@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -405,3 +406,28 @@ def test_tui_resume_appends_to_the_same_session(rt: str, tmp_path: Path) -> None
     before = next((h.FIXTURES / rt / "home").rglob(pattern)).read_text()
     assert files[0].read_text().startswith(before)  # appended, the old records untouched
     assert prompt not in before
+
+
+PROBE = """
+import json, socket, sys, urllib.request
+with urllib.request.urlopen("http://127.0.0.1:%d/v1/models", timeout=5) as r:
+    assert r.status == 200
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=3)
+    sys.exit("reached a non-loopback address")
+except OSError as e:
+    print("blocked:", e.errno)
+print(json.dumps(sorted(l.split(":")[0].strip() for l in open("/proc/self/net/dev").readlines()[2:])))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.realruntime
+def test_run_offline_reaches_only_the_fake_model(tmp_path: Path) -> None:
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a loopback-only namespace")
+    port = 18099
+    r = h.run_offline([sys.executable, "-c", PROBE % port], tmp_path, h.minimal_env(tmp_path), timeout=60,
+                      port=port)
+    assert r.returncode == 0, r.stderr
+    assert "blocked:" in r.stdout and r.stdout.strip().endswith('["lo"]')
