@@ -1,0 +1,1 @@
+"""Segue's benchmarks: a synthetic store generator (`bench.generate`) and one measuring command (`bench.run`)."""

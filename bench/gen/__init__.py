@@ -1,0 +1,1 @@
+"""Writers of synthetic runtime stores, one module per runtime; `bench.generate` drives them."""
