@@ -268,9 +268,18 @@ def test_live_needs_a_running_status_and_a_live_pid(tmp_path: Path) -> None:
         row("1795945918003_ccccc", status="running", pid=os.getpid()),
         row("1795945918004_ddddd", status="running", pid="12"),
     ])
-    live = {sid: s.live for sid, s in listing(reader(home)).items()}
+    r = reader(home)
+    got = listing(r)
+    live = {sid: s.live for sid, s in got.items()}
     assert live == {"1795945918001_aaaaa": False, "1795945918002_bbbbb": False,
                     "1795945918003_ccccc": True, "1795945918004_ddddd": False}
+    # a cached live session stops being live when its process is gone
+    cached = Session.from_cache(got["1795945918003_ccccc"].to_cache())
+    r.refresh_live([cached])
+    assert cached.live is True
+    cached.locator["pid"] = DEAD_PID
+    r.refresh_live([cached])
+    assert cached.live is False
 
 
 def test_db_wins_over_manifest_and_manifest_is_the_fallback(tmp_path: Path) -> None:

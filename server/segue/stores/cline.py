@@ -4,8 +4,9 @@ SDK store (cline 3.0.65 `@cline/shared` storage paths): Cline dir `$CLINE_DIR` (
 `$CLINE_DATA_DIR` (default `<dir>/data`); `db/sessions.db` (`$CLINE_DB_DATA_DIR`; pre-releases kept it in
 `sessions/`) and `sessions/<sid>/` (`$CLINE_SESSION_DATA_DIR`) with the manifest `<sid>.json`, the transcript
 `<sid>.messages.json` (one pretty-printed JSON document) and one `<agentId>.messages.json` per subagent (no
-manifest; its id is `<sid>__<agentId>`). Sessions are listed from the DB, with the manifests and subagent files
-as the fallback: the same id from several sources is merged by `locator["priority"]` (DB wins).
+manifest; its id is `<sid>__<agentId>`), as the CLI lists them: from the DB (one query; subagents are rows with
+`is_subagent=1`), with the manifests and subagent files as the fallback for folders the DB lacks, for a store
+without a DB and for an unreadable DB. The same id from several sources is merged by `locator["priority"]`.
 
 Legacy stores (`cline_legacy`): the CLI 1.x/2.x tasks under the same data dir, and the VS Code extension's
 `globalStorage/saoudrizwan.claude-dev` under each editor's user dir. Never opened: `secrets.json`,
@@ -415,6 +416,8 @@ def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int, prefi
     recorded = rec.get("messages_path")
     prefix = prefix or os.path.join(os.path.abspath(sessions_dir), "")
     locator: dict[str, Any] = {"kind": "sdk", "priority": priority}
+    if live:
+        locator["pid"] = rec["pid"]  # Reader.refresh_live re-checks it on cached sessions
     if isinstance(recorded, str) and recorded.startswith(prefix):
         store = recorded
     else:
