@@ -8,7 +8,7 @@ import {
 } from './lib.mjs';
 import {
   activeEditorContains, activeEditorLines, activeTab, clickDialogButton, dialog, pickRow, quickPick, quiet, rowsText,
-  runCommand, text,
+  rowWith, runCommand, text,
 } from './workbench.mjs';
 
 const t0 = Date.now();
@@ -34,9 +34,15 @@ try {
   const listed = JSON.parse(segueCli(r, ['list', '--json', '--all']));
   const listing = Array.isArray(listed) ? listed : listed.sessions;
   const expected = r.fixtures.flatMap((f) => (f.expected.sessions ?? []).filter((s) => !s.parent_id).map((s) => ({ ...s, runtime: f.runtime })));
-  const titleOf = (s) => fold(listing.find((l) => l.runtime === s.runtime && l.id === s.id)?.title ?? '').slice(0, 60);
+  const listed_ = (s) => listing.find((l) => l.runtime === s.runtime && l.id === s.id);
+  const titleOf = (s) => fold(listed_(s)?.title ?? '').slice(0, 60);
   const filterFor = (s) => titleOf(s).slice(0, 40);
-  const resumable = expected.find((s) => listing.find((l) => l.runtime === s.runtime && l.id === s.id)?.resumable) ?? expected[0];
+  // Titles repeat across runtimes (same scripted requests): a row is identified by title and directory.
+  const needles = (s) => [titleOf(s).slice(0, 30), s.cwd].filter(Boolean);
+  const pick = (s) => pickRow(page, filterFor(s), needles(s));
+  const byScenario = (name) => expected.find((s) => s.scenario === name);
+  const plain = byScenario('one') ?? expected.find((s) => listed_(s)?.resumable) ?? expected[0];
+  const continued = expected.find((s) => s.continues) ?? expected[0];
 
   await steps.step('workbench loads and the extension activates', async () => {
     await page.goto(`${server.base}/?folder=${encodeURIComponent(r.dirs.ws)}`);
@@ -55,7 +61,7 @@ try {
       const title = titleOf(s);
       if (!title) throw new Error(`Segue does not list ${s.runtime}:${s.id}`);
       await page.locator('.quick-input-widget input').fill(title.slice(0, 40));
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title.slice(0, 30) }).first();
+      const row = rowWith(page, needles(s));
       await row.waitFor({ state: 'visible', timeout: 10_000 });
       const rowText = fold(await text(row));
       for (const want of [s.cwd, s.branch].filter(Boolean)) {
@@ -87,10 +93,10 @@ try {
   });
 
   await steps.step('Open Brief shows a read-only Markdown brief with the first request', async () => {
-    const s = expected.find((x) => x.first_request) ?? expected[0];
+    const s = plain;
     await runCommand(page, 'Segue: Open Brief');
     await quickPick(page, 'Open the brief of');
-    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await pick(s);
     await waitFor('the brief tab', async () => (await activeTab(page)).includes(`${s.id}.md`), 30_000);
     await waitFor('the brief text', async () => (await activeEditorLines(page)).length > 20, 30_000);
     const needle = fold(s.first_request).slice(0, 50);
@@ -103,11 +109,11 @@ try {
 
   let plan;
   await steps.step('Resume Session confirms the plan and runs it in a terminal (argv and cwd recorded)', async () => {
-    const s = resumable;
+    const s = plain;
     plan = JSON.parse(segueCli(r, ['resume', `${s.runtime}:${s.id}`, '--dry-run']));
     await runCommand(page, 'Segue: Resume Session');
     await quickPick(page, 'Resume');
-    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await pick(s);
     const box = await dialog(page);
     const shown = fold(await text(box));
     for (const want of ['Command:', `Directory: ${plan.cwd}`, path.basename(plan.argv[0])]) {
@@ -128,23 +134,23 @@ try {
 
   let token;
   await steps.step('Emit Handoff Token shows the token once, copies it, and the CLI claims it', async () => {
-    const s = expected[0];
+    const s = plain;
     await runCommand(page, 'Segue: Emit Handoff Token');
     await quickPick(page, 'Emit a handoff token for');
-    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await pick(s);
     const box = await dialog(page);
     const m = /h_[A-Za-z0-9_-]{20,}/.exec(await text(box));
     if (!m) throw new Error('no token in the dialog');
     token = m[0];
     const clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `unreadable: ${e}`);
-    console.log(`    clipboard ${clip === token ? 'holds the token' : `does not hold the token (${String(clip).slice(0, 40)})`}`);
+    if (clip !== token) throw new Error(`the clipboard does not hold the token (${String(clip).slice(0, 60)})`);
     await steps.shot('emit-dialog');
     await clickDialogButton(page, 'Cancel');
     // The listing now marks it as handed off.
     await runCommand(page, 'Segue: List Sessions');
     await quickPick(page, 'Segue sessions');
     await page.locator('.quick-input-widget input').fill(filterFor(s));
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'handed off' }).first().waitFor({ timeout: 15_000 });
+    await rowWith(page, [...needles(s), 'handed off']).waitFor({ timeout: 15_000 });
     await steps.shot('handed-off-mark');
     await quiet(page);
     const claimed = JSON.parse(segueCli(r, ['handoff', 'claim', token, '--json']));
@@ -153,7 +159,7 @@ try {
   });
 
   await steps.step('Claim Handoff Token takes a CLI-emitted token and shows task, tail and brief', async () => {
-    const s = expected.at(-1);
+    const s = continued;
     const cliToken = segueCli(r, ['handoff', 'emit', `${s.runtime}:${s.id}`, '--from', 'terminal']).trim();
     await runCommand(page, 'Segue: Claim Handoff Token');
     const input = await quickPick(page, 'Claim a Segue handoff token', { rows: false });
@@ -173,14 +179,21 @@ try {
     if (task && !all.includes(task)) console.log(`    note: the visible text does not show "${task}" (may be below the fold)`);
   });
 
-  await steps.step('Trace Session lists the chain', async () => {
-    const s = expected[0];
+  await steps.step('Trace Session lists the chain, oldest first', async () => {
+    const s = continued;
     await runCommand(page, 'Segue: Trace Session');
     await quickPick(page, 'Trace');
-    await pickRow(page, filterFor(s), titleOf(s).slice(0, 30));
+    await pick(s);
     await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Trace:' }).waitFor({ timeout: 20_000 });
+    await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
     const rows = (await rowsText(page)).map(fold);
-    if (!rows.some((t) => t.includes(titleOf(s).slice(0, 30)))) throw new Error(`the chain lacks the session: ${rows.join(' | ')}`);
+    const self = rows.findIndex((t) => t.includes('this session'));
+    if (self < 0 || !rows[self].includes(titleOf(s).slice(0, 30))) throw new Error(`the chain does not mark the session: ${rows.join(' | ')}`);
+    if (s.continues) {
+      const from = { runtime: s.continues.runtime, id: s.continues.id };
+      const i = rows.findIndex((t) => t.includes(titleOf(from).slice(0, 30)) && t.includes(({ claude: 'Claude Code', codex: 'Codex CLI', opencode: 'OpenCode', cline: 'Cline' })[from.runtime]));
+      if (i < 0 || i >= self) throw new Error(`the continued ${from.runtime} session is not earlier in the chain: ${rows.join(' | ')}`);
+    }
     await quiet(page);
   });
 } catch (e) {

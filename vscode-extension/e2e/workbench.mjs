@@ -12,13 +12,22 @@ export async function quiet(page) {
 }
 
 export async function runCommand(page, title) {
-  await quiet(page);
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
-  await page.keyboard.press('Enter');
+  // A terminal whose process just exited can steal focus and close the palette: retry a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await quiet(page);
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible', timeout: 5_000 });
+      await input.fill(`>${title}`, { timeout: 5_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 5_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+      await sleep(500);
+    }
+  }
 }
 
 /** Wait for a quick pick whose title contains `title` to finish loading; returns its input. */
@@ -34,12 +43,18 @@ export async function rowsText(page) {
   return page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
 }
 
-/** Type a filter into the open quick pick and accept the first row containing `mustContain`. */
-export async function pickRow(page, filter, mustContain = filter) {
-  const input = page.locator('.quick-input-widget input');
-  await input.fill(filter);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: mustContain }).first();
-  await row.waitFor({ state: 'visible' });
+/** The first quick-pick row containing every one of `needles`. */
+export function rowWith(page, needles) {
+  let row = page.locator('.quick-input-list .monaco-list-row');
+  for (const n of needles) row = row.filter({ hasText: n });
+  return row.first();
+}
+
+/** Type a filter into the open quick pick and accept the first row containing all `needles`. */
+export async function pickRow(page, filter, needles = [filter]) {
+  await page.locator('.quick-input-widget input').fill(filter);
+  const row = rowWith(page, needles);
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
   await row.click();
 }
 

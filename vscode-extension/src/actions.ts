@@ -264,7 +264,11 @@ export class Actions {
       .showQuickPick(
         r.chain.map((link, i) => ({
           label: `${i + 1}. $(${runtimeIcon(link.runtime)}) ${escapeIcons(oneLine(link.title, 80) || link.id)}`,
-          description: [runtimeName(link.runtime), link.started_at ? `started ${age(link.started_at, now)}` : '']
+          description: [
+            refOf(link) === t.ref || (t.runtime === link.runtime && t.ref.endsWith(`:${link.id}`)) ? 'this session' : '',
+            runtimeName(link.runtime),
+            link.started_at ? `started ${age(link.started_at, now)}` : '',
+          ]
             .filter(Boolean)
             .join(' · '),
           detail: link.continues ? `continues ${link.continues.runtime}:${link.continues.id}` : 'the origin',

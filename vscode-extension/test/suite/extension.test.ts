@@ -10,6 +10,7 @@ import type { Session } from '../../src/protocol';
 
 interface ExpectedSession {
   id: string;
+  continues?: { runtime: string; id: string } | null;
   parent_id: string | null;
   first_request: string | null;
   cwd: string | null;
@@ -236,11 +237,18 @@ suite('Segue extension host', () => {
     });
   });
 
-  test('trace: the chain ends with the session itself', async () => {
-    const s = topLevel()[0];
+  test('trace: the chain runs oldest first through the session it continues', async () => {
+    const s = topLevel().find((x) => x.continues) ?? topLevel()[0];
+    const from = s.continues;
     const r = await api.actions.trace({ ref: `${s.runtime}:${s.id}` });
     assert.ok(r && r.chain.length >= 1);
-    assert.equal(r.chain.at(-1)!.id, s.id);
+    const at = r.chain.findIndex((l) => l.runtime === s.runtime && l.id === s.id);
+    assert.ok(at >= 0, 'the session is in its own chain');
+    if (from) {
+      assert.ok(at >= 1, 'a continued session is not first');
+      assert.deepEqual({ runtime: r.chain[at - 1].runtime, id: r.chain[at - 1].id }, from);
+      assert.deepEqual(r.chain[at].continues, from);
+    }
     await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
   });
 });
