@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -160,13 +161,15 @@ def render(action: Action, request: dict[str, Any], turn: Turn) -> list[bytes]:
 # Called with each parsed turn before the reply is sent, while the runtime waits on the model: the
 # generator uses it to copy a SQLite store mid-run (see gen_opencode / gen_cline live captures).
 observer: Callable[[Turn], None] | None = None
+_observer_lock = threading.Lock()  # requests can overlap (OpenCode's title call): one at a time
 
 
 def handle_chat(request_json: dict[str, Any]) -> list[bytes]:
     """SSE chunks answering one Chat Completions request with the scenario's next action."""
     turn = parse_turn(request_json)
     if observer is not None:
-        observer(turn)
+        with _observer_lock:
+            observer(turn)
     action = scenario.next_action(turn)
     chunks = render(action, request_json, turn)
     _log(request_json, turn, chunks)
