@@ -256,7 +256,7 @@ def _big_middle(g: Gen, p: Plan, w: _Writer, f: TextIO) -> None:
     f.flush()
     raw = f.buffer if hasattr(f, "buffer") else None
     assert raw is not None
-    target = max(0, p.size - w.n - 200_000)
+    target = max(0, p.size - w.n - min(200_000, p.size // 10))
     w.n += write_blocks(raw, buf.getvalue().encode("utf-8"), target)
     raw.flush()
     w.last = None  # the block's uuids are templated: the tail starts a new chain, as after a compaction

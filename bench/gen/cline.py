@@ -246,7 +246,7 @@ def _big_middle(g: Gen, p: Plan, m: _Messages, f: Any) -> None:
         bm.turn(g.prompt(), g.r.randint(2, 8))
     block = (",\n" + bm.body()).encode("utf-8")
     f.flush()
-    m.n += write_blocks(f.buffer, block, max(0, p.size - m.n - 200_000))
+    m.n += write_blocks(f.buffer, block, max(0, p.size - m.n - min(200_000, p.size // 10)))
     f.buffer.flush()
 
 

@@ -254,7 +254,7 @@ def _big_middle(g: Gen, p: Plan, w: _Writer, f: Any) -> None:
     while bw.n < 1_000_000:
         bw.turn(g.prompt(), g.r.randint(2, 8))
     f.flush()
-    target = max(0, p.size - w.n - 200_000)
+    target = max(0, p.size - w.n - min(200_000, p.size // 10))
     w.n += write_blocks(f.buffer, buf.getvalue().encode("utf-8"), target)
     f.buffer.flush()
 

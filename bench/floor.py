@@ -1,0 +1,81 @@
+"""The floors Segue's figures are compared with, each run as its own Python process by `bench.run`.
+
+    python -m bench.floor headtail FILES_TXT [BYTES]   read the first and last BYTES (16 KiB) of every file
+    python -m bench.floor parse FILE MODE              one pass over a JSONL transcript
+
+MODE: `read` (bytes only), `json` (stdlib json.loads of every line), `orjson` (orjson.loads of every line),
+`skip` (json.loads of every line except tool output, which is recognised by bytes and never decoded).
+Each prints one JSON line: what it did, so the caller can check the work was real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+# Lines that carry tool output, recognised without decoding (Claude Code and Codex records).
+SKIP_MARKERS = (b'"type":"progress"', b'"tool_result"', b'"function_call_output"', b'"aggregated_output"',
+                b'"type":"reasoning"')
+
+
+def headtail(list_file: str, nbytes: int) -> dict[str, int]:
+    files = total = 0
+    with open(list_file, encoding="utf-8") as f:
+        paths = [ln.rstrip("\n") for ln in f if ln.strip()]
+    for p in paths:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            size = os.fstat(fd).st_size
+            total += len(os.read(fd, nbytes))
+            if size > 2 * nbytes:
+                total += len(os.pread(fd, nbytes, size - nbytes))
+            elif size > nbytes:
+                total += len(os.pread(fd, size - nbytes, nbytes))
+        finally:
+            os.close(fd)
+        files += 1
+    return {"files": files, "bytes": total}
+
+
+def parse(path: str, mode: str) -> dict[str, int]:
+    loads = json.loads
+    if mode == "orjson":
+        import orjson
+
+        loads = orjson.loads
+    lines = decoded = skipped = nbytes = 0
+    with open(path, "rb") as f:
+        for raw in f:
+            lines += 1
+            nbytes += len(raw)
+            if mode == "read":
+                continue
+            if mode == "skip" and any(m in raw for m in SKIP_MARKERS):
+                skipped += 1
+                continue
+            try:
+                loads(raw)
+                decoded += 1
+            except ValueError:
+                pass
+    return {"lines": lines, "decoded": decoded, "skipped": skipped, "bytes": nbytes}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "headtail":
+        out = headtail(argv[1], int(argv[2]) if len(argv) > 2 else 16 * 1024)
+    elif len(argv) == 3 and argv[0] == "parse":
+        out = parse(argv[1], argv[2])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
