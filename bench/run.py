@@ -314,6 +314,27 @@ class Bench:
                                               "(no params: every top-level session)", warm_all, rss))
         log(f"language server: start {fig.wall:.3f} s, warm round trip {median(warm) * 1000:.1f} ms, "
             f"peak RSS {rss or 0:.1f} MB" + (f" !! {notes[0]}" if notes else ""))
+        if self.a.profile:
+            self.lsp_profile()
+
+    def lsp_profile(self) -> None:
+        """Sample every thread of one server (start, first answer, 20 warm round trips): cProfile would see
+        only the main thread, and the server works in worker threads."""
+        out = self.out / "profiles" / "lsp-samples.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        c = Client([self.python, "-m", "bench.sampler", str(out), "--", "-m", "segue", "serve"], self.env(),
+                   cwd=str(REPO))
+        try:
+            c.initialize(str(self.state))
+            for _ in range(21):
+                c.request("segue/listSessions", LIST_PARAMS)
+        except LspError as e:
+            self.info["lsp_profile_error"] = str(e)
+        finally:
+            c.close()
+        if out.exists():
+            d = json.loads(out.read_text())
+            self.info["lsp_profile"] = {"self": d["self"][:12], "inclusive": d["inclusive"][:25]}
 
     # -- all
     def run_all(self) -> None:
