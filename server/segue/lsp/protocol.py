@@ -15,11 +15,22 @@ Methods (client -> server):
   segue/trace        {ref: str} -> {chain: [...]}  (as `segue trace --json`)
 Notification (server -> client):
   segue/sessionsChanged {runtimes: str[]}
-`workDoneToken` (LSP's own camelCase key) may accompany any request; long scans then report progress.
+`workDoneToken` (LSP's own camelCase key) may accompany any request; long scans then report progress, and
+window/workDoneProgress/cancel on that token cancels the request like $/cancelRequest.
+
+initializationOptions: {segueHome?: str (the state directory: tokens, briefs, cache; `segue --home` wins,
+then this, then $SEGUE_HOME), watch?: bool (false: no sessionsChanged notifications, no polling)}.
+The poll interval of the watch is $SEGUE_WATCH_INTERVAL seconds (default 1.0).
+
+Errors: -32700 unparsable body (id null), -32600 bad envelope (id not a string or integer, no jsonrpc 2.0,
+a request after shutdown), -32601 unknown method, -32602 bad params (the message names the field,
+data.reason "invalid_params"), -32800 cancelled (data.reason "cancelled" when the work itself stopped), and
+Segue's own codes below, each with data.reason equal to its key (plus details such as data.candidates).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -170,8 +181,6 @@ def _check_values(p: Any) -> None:
         raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
     if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:
         raise InvalidParams("invalid value @ params.tail: must be between 0 and 200")
-    import re
-
     for name in ("from_", "as_"):
         v = getattr(p, name, None)
         if v is not None and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", v):

@@ -2,7 +2,7 @@
 
 Handlers are thin: parse params (`protocol.parse`), call `Service` in a worker thread (one slow store never
 blocks other requests), map domain errors to Segue's error codes. stdout is the JSON-RPC channel: logs go
-to stderr and nothing else may print.
+to stderr, and `serve` points file descriptor 1 at stderr so nothing else can print there.
 """
 
 from __future__ import annotations
@@ -16,77 +16,64 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from segue import __version__
 from segue.errors import classify
 from segue.lsp import protocol as P
+from segue.lsp.rpc import PARSE_ERROR, REQUESTS, ExpectedErrors, SegueProtocol
 from segue.lsp.watch import Watcher
+from segue.model import RUNTIMES
 from segue.paths import StateDir
 from segue.service import Service
 
 log = logging.getLogger("segue.lsp")
 
 
-@attrs.define
-class RequestEnvelope:  # params stay plain JSON; handlers validate them and answer -32602 themselves
-    id: int | str
-    method: str
-    params: Any = None
-    jsonrpc: str = "2.0"
-
-
-@attrs.define
-class NotificationEnvelope:
-    method: str
-    params: Any = None
-    jsonrpc: str = "2.0"
-
-
-REQUESTS: set[str] = set()
-
-
-class SegueProtocol(LanguageServerProtocol):
-    def get_message_type(self, method: str) -> Any:
-        if method in REQUESTS:
-            return RequestEnvelope
-        return super().get_message_type(method)
-
-
 class SegueServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("segue", __version__, protocol_cls=SegueProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.None_)
+        self.cli_home: str | None = None  # `segue --home DIR serve` wins over initializationOptions
         self.home_override: str | None = None
+        self.watch = True
         self.service: Service | None = None
         self.watcher: Watcher | None = None
+        self.event_loop: asyncio.AbstractEventLoop | None = None
+        self._service_lock = threading.Lock()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        if source is JsonRpcException:  # only the read loop reports this way: the body was not JSON
+            self.protocol.reply_error(None, PARSE_ERROR, f"parse error: {type(error).__name__}")  # type: ignore[attr-defined]
+            return
         # never pop up "Error in server" in the editor; requests already carry their errors
         log.warning("server error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
 
     def svc(self) -> Service:
-        if self.service is None:
-            self.service = Service(StateDir.resolve(self.home_override))
-        return self.service
+        with self._service_lock:  # handlers run in several threads at once
+            if self.service is None:
+                self.service = Service(StateDir.resolve(self.cli_home or self.home_override))
+            return self.service
 
 
 server = SegueServer()
 
 
 def _rpc_error(e: BaseException) -> JsonRpcException:
+    from segue.listing import Cancelled
+
     if isinstance(e, P.InvalidParams):
         return JsonRpcException(message=str(e), code=P.INVALID_PARAMS, data={"reason": "invalid_params"})
+    if isinstance(e, Cancelled):
+        return JsonRpcRequestCancelled(message="the request was cancelled", data={"reason": "cancelled"})
     c = classify(e)
     if c is not None:
         reason, message, data = c
         return JsonRpcException(message=message, code=P.ERROR_CODES.get(reason, P.ERROR_CODES["internal"]),
                                 data={"reason": reason, **data})
-    log.exception("request failed")
+    log.error("request failed", exc_info=(type(e), e, e.__traceback__))
     return JsonRpcException(message=f"Segue could not complete the request ({type(e).__name__}); see the server log",
                             code=P.ERROR_CODES["internal"], data={"reason": "internal"})
 
@@ -102,7 +89,7 @@ def request(method: str, params_cls: type[Any]) -> Callable[[Callable[..., Any]]
             except P.InvalidParams as e:
                 raise _rpc_error(e) from None
             cancelled = threading.Event()
-            progress = _Progress(ls, progress_token, method) if progress_token is not None else None
+            progress = _Progress(ls, progress_token, method, cancelled) if progress_token is not None else None
             try:
                 if progress:
                     progress.begin()
@@ -134,15 +121,19 @@ def _plain(raw: Any) -> Any:
 
 
 class _Progress:
-    """Work-done progress on a token the client offered in the request."""
+    """Work-done progress on a token the client offered in the request; cancelling it cancels the work."""
 
-    def __init__(self, ls: SegueServer, token: Any, title: str) -> None:
-        self.ls, self.token, self.title = ls, token, title
+    def __init__(self, ls: SegueServer, token: Any, title: str, cancelled: threading.Event) -> None:
+        self.ls, self.token, self.title, self.cancelled = ls, token, title, cancelled
         self.loop = asyncio.get_running_loop()
 
     def begin(self) -> None:
-        self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title="Segue", message=self.title,
-                                                                                  cancellable=True, percentage=0))
+        wdp = self.ls.work_done_progress
+        wdp.begin(self.token, types.WorkDoneProgressBegin(title="Segue", message=self.title, cancellable=True,
+                                                          percentage=0))
+        fut = wdp.tokens.get(self.token)
+        if fut is not None:  # window/workDoneProgress/cancel cancels this future
+            fut.add_done_callback(lambda f: self.cancelled.set() if f.cancelled() else None)
 
     def report(self, message: str, percentage: int) -> None:  # called from the worker thread
         self.loop.call_soon_threadsafe(self.ls.work_done_progress.report, self.token,
@@ -150,6 +141,7 @@ class _Progress:
 
     def end(self) -> None:
         self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
+        self.ls.work_done_progress.tokens.pop(self.token, None)  # pygls never forgets client tokens
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -160,8 +152,12 @@ class _Progress:
 def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[[], bool],
                   progress: _Progress | None) -> dict[str, Any]:
     svc = ls.svc()
-    if progress:
-        progress.report("reading session stores", 10)
+    if progress:  # warm the cache one runtime at a time so the client sees where the time goes
+        runtimes = p.runtime or list(RUNTIMES)
+        for i, rt in enumerate(runtimes):
+            progress.report(f"reading {rt} sessions", 100 * i // len(runtimes))
+            svc.scan([rt], cancelled)
+        progress.report("listing", 100)
     return svc.list_sessions(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
                              limit=p.limit, cancelled=cancelled)
 
@@ -206,26 +202,40 @@ def trace(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progre
 
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: SegueServer, params: types.InitializeParams) -> None:
-    opts = params.initialization_options
-    home = None
-    if isinstance(opts, dict):
-        home = opts.get("segueHome")
-    elif opts is not None and hasattr(opts, "segueHome"):
-        home = opts.segueHome
-    if isinstance(home, str) and home:
-        ls.home_override = home
-        ls.service = None
+    opts = _plain(params.initialization_options)
+    if not isinstance(opts, dict):
+        return
+    home = opts.get("segueHome")
+    if isinstance(home, str) and home and "\x00" not in home:
+        with ls._service_lock:
+            ls.home_override = home
+            ls.service = None
+    if opts.get("watch") is False:
+        ls.watch = False
 
 
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: SegueServer, params: types.InitializedParams) -> None:
-    interval = float(os.environ.get("SEGUE_WATCH_INTERVAL", "1.0"))
-    ls.watcher = Watcher(ls.svc(), notify=lambda runtimes: _notify_changed(ls, runtimes), interval=interval)
+    ls.event_loop = asyncio.get_running_loop()
+    if not ls.watch or ls.watcher is not None:
+        return
+    ls.watcher = Watcher(ls.svc(), notify=lambda runtimes: _notify_changed(ls, runtimes),
+                         interval=watch_interval())
     ls.watcher.start()
 
 
+def watch_interval() -> float:
+    try:
+        v = float(os.environ.get("SEGUE_WATCH_INTERVAL", "1.0"))
+    except ValueError:
+        return 1.0
+    return min(max(v, 0.05), 60.0) if v == v else 1.0  # NaN -> default
+
+
 def _notify_changed(ls: SegueServer, runtimes: list[str]) -> None:
-    loop = ls.loop
+    loop = ls.event_loop
+    if loop is None or loop.is_closed():
+        return
     loop.call_soon_threadsafe(ls.protocol.notify, P.SESSIONS_CHANGED, {"runtimes": runtimes})
 
 
@@ -241,7 +251,19 @@ def serve(home: str | None = None, argv: list[str] | None = None) -> int:
     p.parse_known_args(argv or [])
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("SEGUE_LOG_LEVEL", "WARNING").upper(),
                         format="segue-lsp %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(ExpectedErrors())
+    rpc_out = _claim_stdout()
     if home:
-        server.home_override = home
-    server.start_io()
+        server.cli_home = home
+    server.start_io(sys.stdin.buffer, rpc_out)
     return 0
+
+
+def _claim_stdout() -> Any:
+    """Keep a private handle on the real stdout for JSON-RPC and point fd 1 (print, C code, child processes)
+    at stderr, so a stray write cannot corrupt the channel."""
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "wb")

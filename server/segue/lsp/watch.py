@@ -1,10 +1,10 @@
 """Watch the runtimes' stores (reading only) and say when sessions change.
 
 Polling, not inotify: stdlib only and the same on every platform. Each tick stats a bounded set of paths:
-every store root, the directory of every source (a new session appears as a new entry, which changes its
-directory's mtime) and the most recently active sources themselves (new activity in a live session). A
-change triggers a debounced rescan through the service's warm cache; a notification goes out only when the
-sessions actually differ.
+every store root, every directory between a root and a source (a new session appears as a new entry, which
+changes its directory's mtime, and a new day or project directory changes its parent's) and the most
+recently active sources themselves (new activity in a live session). A change triggers a debounced rescan
+through the service's warm cache; a notification goes out only when the sessions actually differ.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from segue.service import Service
 log = logging.getLogger("segue.lsp.watch")
 MAX_WATCHED = 6000
 RECENT_FILES = 64
+SETTLE = 0.3  # seconds to let a burst of writes finish before rescanning
 
 
 class Watcher:
@@ -31,6 +32,7 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self._paths: list[str] = []
         self._snapshot: dict[tuple[str, str], float | None] = {}
+        self.ticks = 0  # for tests and logs: how many times the stores were looked at
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="segue-watch", daemon=True)
@@ -43,20 +45,22 @@ class Watcher:
         try:
             listing = self.service.scan()  # also warms the cache for the first request
         except Exception:
-            log.exception("initial scan failed")
+            log.exception("initial scan failed; not watching")
             return
         self._remember(listing)
         sig = self._signature()
         while not self._stop.wait(self.interval):
             try:
-                now = self._signature()
-                if now == sig:
+                self.ticks += 1
+                if self._signature() == sig:
                     continue
-                self._stop.wait(min(0.3, self.interval))  # let a burst of writes settle
-                listing = self.service.scan()
-                changed = self._remember(listing)
-                sig = self._signature()
-                if changed:
+                self._stop.wait(min(SETTLE, self.interval))
+                before = list(self._paths)
+                sig = self._signature()  # taken before the scan: a write during the scan shows up next tick
+                changed = self._remember(self.service.scan())
+                if self._paths != before:
+                    sig = self._signature()
+                if changed and not self._stop.is_set():
                     self.notify(sorted(changed))
             except Exception:
                 log.exception("watch tick failed")
@@ -68,9 +72,11 @@ class Watcher:
         self._snapshot = snap
         paths: list[str] = []
         seen: set[str] = set()
+        roots: list[str] = []
         for locs in listing.locations.values():
             for loc in locs:
                 _add(paths, seen, loc.path)
+                roots.append(os.path.normpath(loc.path))
         by_recent = sorted(listing.sessions, key=lambda s: s.sort_time, reverse=True)
         for s in by_recent[:RECENT_FILES]:
             _add(paths, seen, s.store_path)
@@ -79,10 +85,9 @@ class Watcher:
         for s in by_recent:
             if len(paths) >= MAX_WATCHED:
                 break
-            d = os.path.dirname(s.store_path)
-            _add(paths, seen, d)
-            _add(paths, seen, os.path.dirname(d))
-        self._paths = paths
+            for d in _dirs_up_to_root(s.store_path, roots):
+                _add(paths, seen, d)
+        self._paths = paths[:MAX_WATCHED]
         return changed
 
     def _signature(self) -> tuple[object, ...]:
@@ -94,6 +99,21 @@ class Watcher:
             except OSError:
                 out.append(None)
         return tuple(out)
+
+
+def _dirs_up_to_root(path: str, roots: list[str]) -> list[str]:
+    """The directories from a source's own up to the store root holding it (at most two when no root does)."""
+    out: list[str] = []
+    d = os.path.dirname(os.path.normpath(path))
+    for _ in range(12):
+        out.append(d)
+        if d in roots:
+            return out
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return out[:2]
 
 
 def _add(paths: list[str], seen: set[str], p: str) -> None:
