@@ -20,8 +20,10 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import sqlite3
 import stat
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -48,7 +50,7 @@ STEP_TEXT = 16 * 1024  # cap on any one step's text: memory stays flat however b
 OUTPUT_TAIL = 400
 
 MARKER_PREFIX = "[segue-handoff v1 from="
-_MARKER_LINE_RE = re.compile(r"^.*\[segue-handoff v1 from=[^\]\s]+\]\s*$", re.M)
+_MARKER_LINE_RE = re.compile(r"^.*\[segue-handoff v1 from=[^\]\s]+\][ \t]*$", re.M)
 _DEFAULT_TITLE_RE = re.compile(r"^(?:New session|Child session) - \d{4}-\d\d-\d\dT[\d:.]+Z?$")
 _BARE_QUOTE_RE = re.compile(r'(?<!\\)"')
 _TASK_ID_RE = re.compile(r'(?:<task id="|task_id: )(ses_[0-9A-Za-z]+)')
@@ -153,15 +155,11 @@ class OpencodeReader(Reader):
         if kind in ("db", "db3"):
             table = "session_v2" if kind == "db3" else "session"
             try:
-                con = _connect(session.store_path)
-            except (SqliteUnavailable, OSError):
+                with _open_db(session.store_path) as con:
+                    row = con.execute(f"SELECT 1 FROM {table} WHERE id = ?", (session.id,)).fetchone()
+                return row is not None
+            except (SqliteUnavailable, OSError, sqlite3.Error):
                 return os.path.exists(session.store_path)
-            try:
-                return con.execute(f"SELECT 1 FROM {table} WHERE id = ?", (session.id,)).fetchone() is not None
-            except sqlite3.Error:
-                return os.path.exists(session.store_path)
-            finally:
-                con.close()
         return os.path.isfile(session.store_path)
 
     # -------------------------------------------------------------------------------------------- steps
@@ -231,7 +229,7 @@ def _model_name(value: Any) -> str | None:
         else:
             return value or None
     if isinstance(value, dict):
-        for k in ("id", "modelID"):
+        for k in ("modelID", "id"):
             if isinstance(value.get(k), str) and value[k]:
                 return value[k]
     return None
@@ -259,17 +257,36 @@ def _finish(s: Session, title: Any, first: str | None, fallback_title: Any = Non
 # ================================================================================================= SQLite
 
 
-def _connect(path: str) -> sqlite3.Connection:
+@contextlib.contextmanager
+def _open_db(path: str) -> Iterator[sqlite3.Connection]:
+    """A read-only connection (`open_sqlite_readonly`: nothing is created next to the DB).
+
+    A `-wal` without its `-shm` (a copied or crashed store) would make SQLite create the `-shm` in the store
+    even read-only, so such a pair is read from a private copy in a temporary directory instead.
+    """
     try:
         st = os.stat(path)
     except OSError as e:
         raise SqliteUnavailable(f"{path}: {e.strerror or e}") from e
     if not stat.S_ISREG(st.st_mode):
         raise SqliteUnavailable(f"{path}: not a regular file")
-    con = open_sqlite_readonly(path)
-    # invalid UTF-8 in a text column must not make a whole query fail
-    con.text_factory = lambda b: b.decode("utf-8", "replace")
-    return con
+    with contextlib.ExitStack() as stack:
+        target = path
+        if os.path.exists(path + "-wal") and not os.path.exists(path + "-shm"):
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="segue-opencode-"))
+            target = os.path.join(tmp, "opencode.db")
+            try:
+                shutil.copyfile(path, target)
+                shutil.copyfile(path + "-wal", target + "-wal")
+            except OSError as e:
+                raise SqliteUnavailable(f"{path}: {e.strerror or e}") from e
+        con = open_sqlite_readonly(target)
+        # invalid UTF-8 in a text column must not make a whole query fail
+        con.text_factory = lambda b: b.decode("utf-8", "replace")
+        try:
+            yield con
+        finally:
+            con.close()
 
 
 def _tables(con: sqlite3.Connection) -> set[str]:
@@ -287,22 +304,29 @@ def _use_v2(con: sqlite3.Connection, tables: set[str]) -> bool:
 
 
 def _summarize_db(path: str) -> list[Session]:
-    con = _connect(path)
-    try:
-        tables = _tables(con)
-        if _use_v2(con, tables):
-            return _summarize_v2(con, path)
-        if "session" not in tables:
-            return []  # a DB OpenCode created but never migrated, or another program's file
-        return _summarize_v1(con, path, tables)
-    except sqlite3.Error as e:
-        raise SqliteUnavailable(f"{path}: {e}") from e
-    finally:
-        con.close()
+    with _open_db(path) as con:
+        try:
+            tables = _tables(con)
+            if _use_v2(con, tables):
+                return _summarize_v2(con, path)
+            if "session" not in tables:
+                return []  # a DB OpenCode created but never migrated, or another program's file
+            return _summarize_v1(con, path, tables)
+        except sqlite3.Error as e:
+            raise SqliteUnavailable(f"{path}: {e}") from e
 
 
 def _select_cols(have: set[str], want: Iterable[str]) -> str:
-    return ", ".join(c if c in have else f"NULL AS {c}" for c in want)
+    out = []
+    for c in want:
+        if c not in have:
+            out.append(f"NULL AS {c}")
+        elif c == "model":  # JSON {id, providerID, variant}: decoded in SQL, not once per row in Python
+            out.append("CASE WHEN json_valid(model) THEN coalesce(json_extract(model, '$.id'), "
+                       "json_extract(model, '$.modelID')) WHEN model LIKE '{%' THEN NULL ELSE model END")
+        else:
+            out.append(c)
+    return ", ".join(out)
 
 
 _SESSION_COLS = ("id", "parent_id", "directory", "title", "model", "agent", "time_created", "time_updated",
@@ -371,7 +395,7 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str]) -> list[
         s.cwd = directory or None
         s.started_at = parse_time(created)
         s.updated_at = max((t for t in (parse_time(updated), parse_time(last.get(sid))) if t), default=None)
-        s.model = _model_name(model) or models.get(sid)
+        s.model = model if isinstance(model, str) and model else models.get(sid)
         first = firsts.get(sid)
         if sid in deep_set and first is not None:
             s.locator["read_deep"] = True
@@ -450,7 +474,7 @@ def _summarize_v2(con: sqlite3.Connection, path: str) -> list[Session]:
         s.cwd = directory or None
         s.started_at = parse_time(created)
         s.updated_at = max((t for t in (parse_time(updated), parse_time(last.get(sid))) if t), default=None)
-        s.model = _model_name(model)
+        s.model = model if isinstance(model, str) and model else None
         _finish(s, title, firsts.get(sid))
         out.append(s)
     return out
@@ -582,8 +606,10 @@ def _scan_legacy_messages(lay: _Layout, need_cwd: bool
                 (meta.get("assistant") or {}).get("path") if isinstance(meta.get("assistant"), dict) else None)
             if cwd is None and isinstance(path_info, dict) and isinstance(path_info.get("cwd"), str):
                 cwd = path_info["cwd"] or None
-            if model is None:
-                model = _model_name(msg) or _model_name(meta.get("assistant"))
+            if model is None:  # a message's own "id" is not a model: read modelID only
+                mid_model = msg.get("modelID")
+                model = mid_model if isinstance(mid_model, str) and mid_model else _model_name(
+                    meta.get("assistant"))
             continue
         if role != "user" or first is not None:
             continue
@@ -819,7 +845,12 @@ FROM part WHERE id = ? AND json_valid(data)
 
 
 def _db_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[Step]:
-    con = _connect(session.store_path)
+    with _open_db(session.store_path) as con:
+        yield from _db_rows_steps(con, session, stats, turns)
+
+
+def _db_rows_steps(con: sqlite3.Connection, session: Session, stats: ReadStats, turns: _Turns
+                   ) -> Iterator[Step]:
     try:
         bad = con.execute(_BAD_MSG_SQL, (session.id,)).fetchone()[0]
         stats.damaged_lines += int(bad or 0)
@@ -842,8 +873,6 @@ def _db_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[Ste
                 yield from _part_steps(part, str(role or ""), at, turns)
     except sqlite3.Error as e:
         stats.problems.append(f"database read stopped: {e}")
-    finally:
-        con.close()
 
 
 def _json_or_none(v: Any) -> Any:
@@ -856,8 +885,13 @@ def _json_or_none(v: Any) -> Any:
 
 
 def _db3_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[Step]:
+    with _open_db(session.store_path) as con:
+        yield from _db3_rows_steps(con, session, stats, turns)
+
+
+def _db3_rows_steps(con: sqlite3.Connection, session: Session, stats: ReadStats, turns: _Turns
+                    ) -> Iterator[Step]:
     """E3 `session_message` rows by seq (shapes from the 2.x schema; not yet seen in a real store)."""
-    con = _connect(session.store_path)
     try:
         cur = con.execute("SELECT type, time_created, length(CAST(data AS BLOB)), "
                           f"CASE WHEN length(CAST(data AS BLOB)) <= {MAX_JSON_FILE} THEN data END "
@@ -890,8 +924,6 @@ def _db3_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[St
                         yield from _tool_steps(str(c.get("name") or ""), _v2_state(c.get("state")), at, turns)
     except sqlite3.Error as e:
         stats.problems.append(f"database read stopped: {e}")
-    finally:
-        con.close()
 
 
 def _v2_state(state: Any) -> dict[str, Any]:
