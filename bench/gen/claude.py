@@ -18,6 +18,7 @@ from bench.gen.common import (
     Plan,
     dumps,
     encode_dir,
+    rounds,
     set_mtime,
     write_blocks,
 )
@@ -218,8 +219,7 @@ def write_session(g: Gen, c: Corpus, p: Plan) -> list[Plan]:
         t = 0
         text = first
         while True:
-            rounds = g.r.randint(1, 6)
-            w.turn(text, t == 0, rounds, agent_at=0 if t in agent_turns else -1)
+            w.turn(text, t == 0, g.r.randint(1, rounds(p.size)), agent_at=0 if t in agent_turns else -1)
             t += 1
             if p.big and w.n > min(4_000_000, p.size // 4):
                 _big_middle(g, p, w, f)

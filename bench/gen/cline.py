@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from bench.gen.common import BLOCK_ID, Corpus, Gen, Plan, dumps, iso, set_mtime, write_blocks
+from bench.gen.common import BLOCK_ID, Corpus, Gen, Plan, dumps, iso, rounds, set_mtime, write_blocks
 
 RUNTIME = "cline"
 COLUMNS = """
@@ -137,7 +137,8 @@ class Store:
         with open(mpath, "w", encoding="utf-8") as f:
             f.write(_doc_head(sid, p, "subagent" if parent else "lead", parent))
             while True:
-                m.turn(text, g.r.randint(1, 5), wrap=not parent, spawn=spawns[t] if t < len(spawns) else None)
+                spawn = spawns[t] if t < len(spawns) else None
+                m.turn(text, g.r.randint(1, rounds(p.size)), wrap=not parent, spawn=spawn)
                 t += 1
                 if p.big and m.n > min(2_000_000, p.size // 4):
                     f.write(m.body())

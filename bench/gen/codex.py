@@ -12,7 +12,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench.gen.common import BLOCK_ID, BlockClock, Clock, Corpus, Gen, Plan, dumps, iso, set_mtime, write_blocks
+from bench.gen.common import (
+    BLOCK_ID,
+    BlockClock,
+    Clock,
+    Corpus,
+    Gen,
+    Plan,
+    dumps,
+    iso,
+    rounds,
+    set_mtime,
+    write_blocks,
+)
 
 RUNTIME = "codex"
 CLI = {"X1": "0.21.0", "X2": "0.39.0", "X3": "0.98.0", "X4": "0.146.0", "X5": "0.171.0"}
@@ -218,7 +230,7 @@ def write_session(g: Gen, c: Corpus, p: Plan, parent: str | None = None, task: s
         text, t = first, 0
         spawn_turns = set(range(p.children))
         while True:
-            w.turn(text, g.r.randint(1, 6), spawn=t in spawn_turns)
+            w.turn(text, g.r.randint(1, rounds(p.size)), spawn=t in spawn_turns)
             t += 1
             if p.big and w.n > min(4_000_000, p.size // 4):
                 _big_middle(g, p, w, f)

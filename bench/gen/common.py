@@ -184,8 +184,13 @@ class Gen:
             return self.r.randint(12_000, 80_000)
         return self.r.randint(80_000, 400_000)
 
-    def session_size(self, median: float = 25_000, sigma: float = 1.3, lo: int = 3_000, hi: int = 4_000_000) -> int:
+    def session_size(self, median: float = 12_000, sigma: float = 1.3, lo: int = 2_000, hi: int = 4_000_000) -> int:
         return int(min(hi, max(lo, self.r.lognormvariate(_ln(median), sigma))))
+
+
+def rounds(size: int) -> int:
+    """Most tool rounds a turn may have: small sessions are short exchanges, not one long turn."""
+    return 1 if size < 12_000 else (3 if size < 40_000 else 6)
 
 
 def _ln(x: float) -> float:

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from bench.gen.common import Corpus, Gen, Plan, dumps, set_mtime
+from bench.gen.common import Corpus, Gen, Plan, dumps, rounds, set_mtime
 
 RUNTIME = "opencode"
 VERSION = "1.18.33"
@@ -118,7 +118,7 @@ class Store:
             parts.append((self.ids.make("prt", int(t * 1000)), umid, int(t * 1000), int(t * 1000),
                           {"type": "text", "text": text}))
             size += len(text) + 300
-            for _ in range(g.r.randint(1, 5)):
+            for _ in range(g.r.randint(1, rounds(p.size))):
                 t += g.r.uniform(1, 20)
                 amid = self.ids.make("msg", int(t * 1000))
                 finish = "tool-calls"
@@ -147,7 +147,7 @@ class Store:
                             "status": "completed", "input": {"command": cmd, "description": "Run a command"},
                             "output": out, "metadata": {"output": out[-2000:], "exit": code, "truncated": False},
                             "title": cmd, "time": {"start": ms + 10, "end": ms + 400}}}))
-                    size += len(out) + 600
+                    size += len(out) + 1500  # with the message and step rows around it
                 parts.append((self.ids.make("prt", ms + 2), amid, ms + 2, ms + 2, {
                     "type": "step-finish", "reason": finish, "snapshot": g.hex(40),
                     "tokens": {"total": 1500, "input": 1200, "output": 300}, "cost": 0.01}))
