@@ -152,7 +152,8 @@ def parse(raw: Any, cls: type[Any]) -> tuple[Any, Any]:
         obj = _CONV.structure(raw, cls)
     except cattrs.BaseValidationError as exc:
         msgs = cattrs.transform_error(exc, path="params")
-        raise InvalidParams("; ".join(m.replace("from_", "from").replace("as_", "as") for m in msgs)) from None
+        # paths use attribute names: params.from_ is the wire's params.from (an unknown key stays as sent)
+        raise InvalidParams("; ".join(re.sub(r"@ params\.(from|as)_\b", r"@ params.\1", m) for m in msgs)) from None
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidParams(f"invalid params: {exc}") from None
     _check_values(obj)
