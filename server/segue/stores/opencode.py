@@ -334,21 +334,22 @@ _SESSION_COLS = ("id", "parent_id", "directory", "title", "model", "agent", "tim
 
 # The first few messages of every session (by time_created, id, through the session/time index), the user
 # ones among them, and their text parts: one set-based query for all sessions. Row shape shared with
-# _DEEP_TEXT_SQL: (session, summary title, model, text, synthetic, ignored).
+# _DEEP_TEXT_SQL: (session, summary title, model, text, synthetic, ignored). json_extract raises on damaged
+# JSON, so every filter checks json_valid first inside a CASE (AND gives no evaluation order guarantee).
 _FIRST_TEXT_SQL = """
 WITH r AS (
   SELECT id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY time_created, id) AS rn
   FROM message
 ), u AS (
   SELECT m.id, m.session_id, r.rn, m.data FROM r JOIN message m ON m.id = r.id
-  WHERE r.rn <= ? AND instr(m.data, '"user"') > 0 AND json_valid(m.data)
-    AND json_extract(m.data, '$.role') = 'user'
+  WHERE r.rn <= ? AND instr(m.data, '"user"') > 0
+    AND CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.role') END = 'user'
 )
 SELECT u.session_id, json_extract(u.data, '$.summary.title'),
        coalesce(json_extract(u.data, '$.model.modelID'), json_extract(u.data, '$.modelID')),
        json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
-FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0 AND json_valid(p.data)
-     AND json_extract(p.data, '$.type') = 'text'
+FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
+     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
 ORDER BY u.session_id, u.rn, p.id
 """
 
@@ -356,10 +357,10 @@ ORDER BY u.session_id, u.rn, p.id
 _DEEP_TEXT_SQL = """
 SELECT m.session_id, json_extract(m.data, '$.summary.title'), json_extract(m.data, '$.model.modelID'),
        json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
-FROM message m LEFT JOIN part p ON p.message_id = m.id AND instr(p.data, '"text"') > 0 AND json_valid(p.data)
-     AND json_extract(p.data, '$.type') = 'text'
-WHERE m.session_id IN ({ids}) AND instr(m.data, '"user"') > 0 AND json_valid(m.data)
-  AND json_extract(m.data, '$.role') = 'user'
+FROM message m LEFT JOIN part p ON p.message_id = m.id AND instr(p.data, '"text"') > 0
+     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
+WHERE m.session_id IN ({ids}) AND instr(m.data, '"user"') > 0
+  AND CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.role') END = 'user'
 ORDER BY m.session_id, m.time_created, m.id, p.id
 """
 
@@ -809,7 +810,7 @@ _MSG_SQL = """
 SELECT id, time_created, json_extract(data, '$.role'),
        (SELECT json_group_array(json_array(json_extract(value, '$.file'), json_extract(value, '$.additions'),
                                            json_extract(value, '$.deletions')))
-        FROM json_each(data, '$.summary.diffs'))
+        FROM json_each(data, '$.summary.diffs') WHERE type = 'object')
 FROM message WHERE session_id = ? AND json_valid(data) ORDER BY time_created, id
 """
 _BAD_MSG_SQL = "SELECT count(*) FROM message WHERE session_id = ? AND NOT json_valid(data)"
