@@ -51,7 +51,11 @@ class Stores:
         self.env = env
         for exp in self.expected.values():  # the sessions' directories, so resume plans can use them
             for s in exp["sessions"]:
-                Path(s["cwd"]).mkdir(parents=True, exist_ok=True)
+                cwd = Path(s["cwd"])
+                cwd.mkdir(parents=True, exist_ok=True)
+                # OpenCode stores no branch: Segue reads it live from the directory, so give it the repo it had
+                if exp["runtime"] == "opencode" and s["branch"] and not (cwd / ".git").exists():
+                    subprocess.run(["git", "init", "-q", "-b", s["branch"], str(cwd)], check=True)
 
     def run(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         p = subprocess.run([sys.executable, "-m", "segue", *args], env=self.env, capture_output=True, text=True,

@@ -52,7 +52,8 @@ def run_demo() -> int:
         print(render_table(sessions, time.time()))
         if not sessions:
             return 1
-        first = sessions[0]
+        # brief a session that did something (not one that merely continues another)
+        first = next((s for s in sessions if s.continues is None), sessions[0])
         out = svc.brief(first.ref)
         print(f"\nSAMPLE brief of {first.ref} (what `segue brief {first.ref}` writes):\n")
         print(out["markdown"])

@@ -1,0 +1,30 @@
+"""`segue demo` works on a fresh machine: it lists and briefs the bundled sample, and touches nothing else."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from segue.demo import DATA
+
+
+def test_demo_lists_and_briefs_the_bundled_sample(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "XDG_", "CLINE_", "OPENCODE"))}
+    env.update(HOME=str(tmp_path / "home"), SEGUE_HOME=str(tmp_path / "state"))
+    (tmp_path / "home").mkdir()
+    p = subprocess.run([sys.executable, "-m", "segue", "demo"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("SAMPLE:")
+    bundled = sorted(d.name for d in DATA.iterdir() if d.is_dir())
+    assert set(bundled) == {"claude", "codex", "opencode", "cline"}
+    table = p.stdout.split("SAMPLE brief")[0]
+    for rt in bundled:
+        assert f"\n{rt} " in table, f"no {rt} session in the demo listing"
+        meta = json.loads((DATA / rt / "sample.json").read_text())
+        assert meta["runtime"] == rt and meta["version"]
+    assert "# Segue handoff brief:" in p.stdout and "Confirm the task with the user" in p.stdout
+    assert "Sup3rS3cret-42" not in p.stdout.split("SAMPLE brief")[1]  # briefs redact
+    assert list((tmp_path / "home").iterdir()) == [] and not (tmp_path / "state").exists()
