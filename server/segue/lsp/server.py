@@ -42,6 +42,7 @@ class SegueServer(LanguageServer):
         self.service: Service | None = None
         self.watcher: Watcher | None = None
         self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.exit_code = 0  # stdin closing without `exit` (the editor went away) is not an error
         self._service_lock = threading.Lock()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -245,6 +246,12 @@ def on_shutdown(ls: SegueServer, params: Any) -> None:
         ls.watcher.stop()
 
 
+@server.feature(types.EXIT)
+def on_exit(ls: SegueServer, params: Any) -> None:
+    # pygls raises SystemExit(1 without a prior shutdown) but start_io swallows it; serve returns this instead
+    ls.exit_code = 0 if ls.protocol._shutdown else 1
+
+
 def serve(home: str | None = None, argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="segue serve")
     p.add_argument("--stdio", action="store_true", help="accepted; stdio is the only transport")
@@ -256,7 +263,7 @@ def serve(home: str | None = None, argv: list[str] | None = None) -> int:
     if home:
         server.cli_home = home
     server.start_io(sys.stdin.buffer, rpc_out)
-    return 0
+    return server.exit_code
 
 
 def _claim_stdout() -> Any:
