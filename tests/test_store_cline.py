@@ -252,6 +252,7 @@ def test_db_rows_list_with_their_facts(tmp_path: Path) -> None:
     c = sessions[child]
     assert (c.parent_id, c.resumable, c.resume_blocker) == (SID, False, "subagent")
     assert c.first_request == "Count the files here"
+    assert c.branch == "feature/x"  # a subagent row has no git metadata: the parent's checkout
     assert c.store_path == str(data_dir(home) / "sessions" / SID / "agent_1795946100000_abcdef.messages.json")
 
     live = sessions[SID2]

@@ -207,6 +207,14 @@ class ClineReader(Reader):
             if s.first_request is None:
                 _first_from_messages(s)
             out.append(s)
+        # A subagent's row has its own cwd but no git metadata (checked on 3.0.65): it works in its
+        # parent's checkout, so it takes the parent's branch.
+        by_id = {s.id: s for s in out}
+        for s in out:
+            parent = by_id.get(s.parent_id or "")
+            if parent is not None:
+                s.branch = s.branch or parent.branch
+                s.cwd = s.cwd or parent.cwd
         return out
 
     def _summarize_dir(self, d: str) -> list[Session]:
