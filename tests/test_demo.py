@@ -28,3 +28,8 @@ def test_demo_lists_and_briefs_the_bundled_sample(tmp_path: Path) -> None:
     assert "# Segue handoff brief:" in p.stdout and "Confirm the task with the user" in p.stdout
     assert "Sup3rS3cret-42" not in p.stdout.split("SAMPLE brief")[1]  # briefs redact
     assert list((tmp_path / "home").iterdir()) == [] and not (tmp_path / "state").exists()
+
+
+def test_sample_has_no_dot_names_that_a_wheel_would_drop() -> None:
+    dotted = [p for p in DATA.rglob("*") if any(part.startswith(".") for part in p.relative_to(DATA).parts)]
+    assert dotted == []
