@@ -239,6 +239,8 @@ def test_locations_follow_the_override_variables(tmp_path: Path) -> None:
                or "legacy" in loc.how_to_override for loc in r.locations())
     assert reader(home, OPENCODE_DB="/abs/x.db")._env_db() == Path("/abs/x.db")
     assert reader(home, OPENCODE_DB=":memory:")._env_db() is None
+    missing = [loc for loc in reader(home, OPENCODE_DB="/abs/x.db").locations() if loc.path == "/abs/x.db"]
+    assert [loc.exists for loc in missing] == [False]
 
 
 def test_missing_stores_list_nothing(tmp_path: Path) -> None:
@@ -680,6 +682,20 @@ def test_e0_project_tree_with_inline_parts(tmp_path: Path) -> None:
         ("request", "e0 first words", None), ("command", "ls", 0), ("command", "sleep", None),
         ("edit", "/home/me/src/repo/w.md", None), ("message", "old reply", None)]
     assert stats.damaged_lines == 0
+
+
+def test_info_message_part_trio_directly_under_storage_session(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sdir = data_dir(home) / "storage" / "session"
+    wjson(sdir / "info" / f"{SID}.json", {"id": SID, "directory": "/w/mid", "title": "Mid-era",
+                                          "time": {"created": T0, "updated": T0}})
+    wjson(sdir / "message" / SID / "msg_0001.json", {"id": "msg_0001", "role": "user", "time": {"created": T0}})
+    wjson(sdir / "part" / SID / "msg_0001" / "prt_0001.json", {"type": "text", "text": "mid words"})
+    r = reader(home)
+    assert [Path(s.path).name for s in r.sources()] == [f"{SID}.json"]  # message/ and part/ hold no sessions
+    s = listing(r)[SID]
+    assert (s.first_request, s.cwd, s.problems) == ("mid words", "/w/mid", [])
+    assert [x.text for x in steps_of(r, s)[0]] == ["mid words"]
 
 
 def test_fingerprints_change_with_content(tmp_path: Path) -> None:

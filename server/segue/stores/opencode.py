@@ -85,6 +85,9 @@ class OpencodeReader(Reader):
         data = self.data_dir()
         out = [Location(str(data), data.is_dir(), "set XDG_DATA_HOME (OpenCode reads $XDG_DATA_HOME/opencode)")]
         dbs = self._db_paths() or [data / "opencode.db"]
+        env_db = self._env_db()
+        if env_db is not None and env_db not in dbs:
+            dbs.append(env_db)  # named but missing: still worth showing where we looked
         out += [Location(str(p), p.exists(), "set OPENCODE_DB (absolute, or relative to the data dir)")
                 for p in dbs]
         for sub in ("storage", "project"):
@@ -121,9 +124,8 @@ class OpencodeReader(Reader):
         # E1: storage/session/<project>/<ses>.json (quarantine/ and `.tmp` files are never session files)
         for proj in _subdirs(storage / "session"):
             for f in _json_files(proj):
-                ses = f[:-5]
-                yield Source(RUNTIME, os.path.join(proj, f),
-                             fingerprint(os.path.join(proj, f), storage / "message" / ses), "e1")
+                path = os.path.join(proj, f)
+                yield Source(RUNTIME, path, fingerprint(path, _Layout(path, "e1").message_dir), "e1")
         # E0: project/<dir>/storage/session/info/<ses>.json
         for pdir in _subdirs(self.data_dir() / "project"):
             info = os.path.join(pdir, "storage", "session", "info")
@@ -523,14 +525,17 @@ class _Layout:
     def __init__(self, session_file: str, kind: str) -> None:
         self.kind = kind
         self.sid = os.path.basename(session_file)[:-5]
-        if kind == "e1":  # <data>/storage/session/<project>/<ses>.json
-            storage = os.path.dirname(os.path.dirname(os.path.dirname(session_file)))
-            self.message_dir = os.path.join(storage, "message", self.sid)
-            self.part_root = os.path.join(storage, "part")
-        else:  # <data>/project/<dir>/storage/session/info/<ses>.json
-            sdir = os.path.dirname(os.path.dirname(session_file))
+        parent = os.path.dirname(session_file)
+        sdir = os.path.dirname(parent)
+        # <data>/project/<dir>/storage/session/info/<ses>.json, or the same info/message/part trio found
+        # directly under storage/session/ (then "info" is not a project id)
+        if kind == "e0" or (os.path.basename(parent) == "info" and os.path.isdir(os.path.join(sdir, "message"))):
             self.message_dir = os.path.join(sdir, "message", self.sid)
             self.part_root = os.path.join(sdir, "part", self.sid)
+        else:  # E1: <data>/storage/session/<project>/<ses>.json
+            storage = os.path.dirname(sdir)
+            self.message_dir = os.path.join(storage, "message", self.sid)
+            self.part_root = os.path.join(storage, "part")
 
     def messages(self) -> list[str]:
         # message ids ascend with time (runtime-stores.md §3.2), so names give the order
