@@ -1263,3 +1263,16 @@ def test_real_fixture_is_read_only(tmp_path: Path) -> None:
     before = snapshot(live)
     exercise(r2)
     assert snapshot(live) == before
+
+
+def test_legacy_task_resumed_in_vscode_41_is_listed_once_as_sdk(tmp_path: Path) -> None:
+    """VS Code 4.1 migrates a legacy task on resume into an SDK session with the same id."""
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    (root / "state").mkdir(parents=True)
+    (root / "state" / "taskHistory.json").write_text(json.dumps([{"id": "1733000000000", "ts": 1, "task": "old"}]))
+    legacy_task(root, "1733000000000", ui=[{"ts": 1, "say": "task", "text": "old"}])
+    write_db(data_dir(home) / "db" / "sessions.db", [row("1733000000000", source="vscode", prompt="old",
+                                                         metadata_json=json.dumps({"legacyTask": True}))])
+    s = listing(reader(home))["1733000000000"]
+    assert s.locator["kind"] == "sdk" and s.resumable and s.resume_blocker is None
