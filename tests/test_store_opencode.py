@@ -587,6 +587,8 @@ def test_e1_json_store_lists_and_the_db_wins_on_the_same_id(tmp_path: Path) -> N
     assert (s.first_request, s.title, s.cwd, s.model, s.locator["kind"]) == (
         "only in JSON", "Legacy title", "/w/legacy", "old-model", "e1")
     assert s.started_at == T0 / 1000 and s.updated_at == (T0 + 9000) / 1000 and not s.problems
+    assert (s.resumable, s.resume_blocker) == (False, "cli_cannot_reopen")  # the CLI reads only its DB
+    assert (got[SID].resumable, got[SID].resume_blocker) == (True, None)
     assert got[CHILD].parent_id == SID2 and got[CHILD].resume_blocker == "subagent"
     steps, stats = steps_of(r, s)
     assert [(x.kind, x.text, x.exit_code) for x in steps] == [
@@ -677,6 +679,7 @@ def test_e0_project_tree_with_inline_parts(tmp_path: Path) -> None:
     assert (s.first_request, s.title, s.model) == ("e0 first words", "e0 first words", "claude-3-7")
     assert s.cwd == "/home/me/src/repo"  # from the first reply's path, never from the folder name
     assert s.locator["priority"] == oc.PRIO_E0 and not s.problems
+    assert (s.resumable, s.resume_blocker) == (False, "cli_cannot_reopen")
     steps, stats = steps_of(r, s)
     assert [(x.kind, x.text, x.exit_code) for x in steps] == [
         ("request", "e0 first words", None), ("command", "ls", 0), ("command", "sleep", None),

@@ -7,7 +7,9 @@ Generations (runtime-stores.md §3):
   exists and `session_message` has rows (1.18 already creates an empty `session_message`); never both.
 - E1 (~0.4 - 1.1): JSON files `storage/session/<project>/<ses>.json`, `storage/message/<ses>/<msg>.json`,
   `storage/part/<msg>/<prt>.json`. Left over after the one-time import (which could be skipped), so they
-  are merged with the DB; the DB wins on the same id (`locator["priority"]`).
+  are merged with the DB; the DB wins on the same id (`locator["priority"]`). 1.18.33 neither imports such
+  leftovers into a fresh DB nor reopens them (`run --session` says "Session not found"): JSON-only
+  sessions list with resume_blocker "cli_cannot_reopen".
 - E0 (early 0.x): `project/<dir>/storage/session/{info/<ses>.json, message/<ses>/<msg>.json,
   part/<ses>/<msg>/<prt>.json}`; the oldest messages carry their parts inline (`parts[]`, `metadata`).
 
@@ -582,6 +584,10 @@ def _summarize_json(path: str, kind: str) -> Session:
             s.started_at = s.started_at or mt
             s.updated_at = s.updated_at or mt
     _finish(s, info.get("title"), first, summary_title)
+    if s.resumable:
+        # 1.18.33 reads only its database: `opencode run --session <id>` answers "Session not found" for
+        # a session left in JSON (a fresh DB does not import leftover storage/ either)
+        s.resumable, s.resume_blocker = False, "cli_cannot_reopen"
     return s
 
 
