@@ -46,7 +46,7 @@ try {
     const args = await Promise.all(m.args().map((a) => a.jsonValue().catch(() => '?')));
     if (typeof args[0] === 'string' && args[0].includes('%c') && args.length > 2) {
       const s = format(...args.slice(2));
-      if (/open-vsx|ENOTFOUND|Dialog requested during smoke test/.test(s)) return;
+      if (/open-vsx|ENOTFOUND|Dialog requested during smoke test|Could not find pty/.test(s)) return;
       lines.push(s);
       console.log(`    ${s}`);
     }

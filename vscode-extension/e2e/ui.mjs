@@ -14,6 +14,7 @@ import {
 const t0 = Date.now();
 const r = prepareRun('ui');
 const steps = new Steps('e2e-ui', r.dirs.shots);
+const names = { claude: 'Claude Code', codex: 'Codex CLI', opencode: 'OpenCode', cline: 'Cline' };
 const fold = (s) => (s ?? '').replace(/\s+/g, ' ').trim();
 let server;
 let browser;
@@ -28,6 +29,7 @@ try {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
   const page = await context.newPage();
   steps.page = page;
+  steps.before = () => quiet(page);
   pageLog(page, path.join(r.run, 'page.log'));
 
   // What Segue lists, to navigate by title; assertions compare against expected.json (the runtime's facts).
@@ -36,10 +38,11 @@ try {
   const expected = r.fixtures.flatMap((f) => (f.expected.sessions ?? []).filter((s) => !s.parent_id).map((s) => ({ ...s, runtime: f.runtime })));
   const listed_ = (s) => listing.find((l) => l.runtime === s.runtime && l.id === s.id);
   const titleOf = (s) => fold(listed_(s)?.title ?? '').slice(0, 60);
-  const filterFor = (s) => titleOf(s).slice(0, 40);
-  // Titles repeat across runtimes (same scripted requests): a row is identified by title and directory.
-  const needles = (s) => [titleOf(s).slice(0, 30), s.cwd].filter(Boolean);
-  const pick = (s) => pickRow(page, filterFor(s), needles(s));
+  // Titles repeat (same scripted requests in every runtime, "Fake title" from the fake model): a row is
+  // identified by the session id its detail line shows, plus title and directory.
+  const short = (s) => s.id;
+  const needles = (s) => [short(s), titleOf(s).slice(0, 30), s.cwd].filter(Boolean);
+  const pick = (s) => pickRow(page, short(s), needles(s));
   const byScenario = (name) => expected.find((s) => s.scenario === name);
   const plain = byScenario('one') ?? expected.find((s) => listed_(s)?.resumable) ?? expected[0];
   const continued = expected.find((s) => s.continues) ?? expected[0];
@@ -60,7 +63,7 @@ try {
     for (const s of expected) {
       const title = titleOf(s);
       if (!title) throw new Error(`Segue does not list ${s.runtime}:${s.id}`);
-      await page.locator('.quick-input-widget input').fill(title.slice(0, 40));
+      await page.locator('.quick-input-widget input').fill(short(s));
       const row = rowWith(page, needles(s));
       await row.waitFor({ state: 'visible', timeout: 10_000 });
       const rowText = fold(await text(row));
@@ -70,19 +73,22 @@ try {
     }
     await page.locator('.quick-input-widget input').fill('');
     await steps.shot('list-all');
+    await quiet(page);
   });
 
   await steps.step('the runtime filter narrows the list', async () => {
     const runtimes = [...new Set(expected.map((s) => s.runtime))];
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'all runtimes' }).waitFor();
+    await runCommand(page, 'Segue: List Sessions');
+    await quickPick(page, 'Segue sessions (all runtimes)');
     await page.locator('.quick-input-widget .action-label[aria-label="Filter by runtime"], .quick-input-widget a[title="Filter by runtime"]').first().click();
     await quickPick(page, 'Show sessions of');
-    // Keep only the first runtime: untick the others.
-    const names = { claude: 'Claude Code', codex: 'Codex CLI', opencode: 'OpenCode', cline: 'Cline' };
-    for (const rt of Object.keys(names).filter((x) => x !== runtimes[0])) {
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: names[rt] }).first().click();
-    }
-    await page.keyboard.press('Enter');
+    // Keep only the first runtime. Rows are recycled and may hold hidden text of earlier picks, so address
+    // the checkboxes by their accessible names.
+    await page.locator('.quick-input-header .monaco-checkbox[aria-label="Toggle all checkboxes"]').click();
+    await page.locator(`.quick-input-list .monaco-list-row[aria-label$=" ${names[runtimes[0]]}"] .monaco-checkbox`).click();
+    const ticked = await page.locator('.quick-input-list .monaco-list-row[aria-checked="true"]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    if (ticked.length !== 1 || !ticked[0].endsWith(names[runtimes[0]])) throw new Error(`ticked: ${ticked.join(', ')}`);
+    await page.locator('.quick-input-action .monaco-button', { hasText: 'OK' }).click();
     await quickPick(page, `Segue sessions (${names[runtimes[0]]})`);
     const rows = (await rowsText(page)).map(fold);
     const others = Object.values(names).filter((n) => n !== names[runtimes[0]]);
@@ -149,7 +155,7 @@ try {
     // The listing now marks it as handed off.
     await runCommand(page, 'Segue: List Sessions');
     await quickPick(page, 'Segue sessions');
-    await page.locator('.quick-input-widget input').fill(filterFor(s));
+    await page.locator('.quick-input-widget input').fill(short(s));
     await rowWith(page, [...needles(s), 'handed off']).waitFor({ timeout: 15_000 });
     await steps.shot('handed-off-mark');
     await quiet(page);
@@ -195,6 +201,55 @@ try {
       if (i < 0 || i >= self) throw new Error(`the continued ${from.runtime} session is not earlier in the chain: ${rows.join(' | ')}`);
     }
     await quiet(page);
+  });
+
+  await steps.step('Resume in Another Runtime explains a missing CLI with its install command', async () => {
+    const s = plain;
+    await runCommand(page, 'Segue: Resume in Another Runtime');
+    await quickPick(page, 'Resume in another runtime');
+    await pick(s);
+    await quickPick(page, 'Continue');
+    await pickRow(page, 'Cline', ['Cline']);
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'cline CLI is not installed' }).first();
+    await toast.waitFor({ timeout: 20_000 });
+    const t = fold(await text(toast));
+    if (!/Install .*cline/i.test(t)) throw new Error(`no install hint: ${t}`);
+    await toast.locator('.monaco-button', { hasText: 'Copy Install Command' }).first().click();
+    const clip = await waitFor('the install command on the clipboard', async () => {
+      const c = await page.evaluate(() => navigator.clipboard.readText());
+      return /\bcline\b/.test(c) ? c : undefined;
+    }, 10_000);
+    if (/^install /i.test(clip)) throw new Error(`copied prose, not a command: ${clip}`);
+  });
+
+  await steps.step('the Sessions view groups by runtime, nests subagents, and toggles to directories', async () => {
+    await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
+    await tree.waitFor({ timeout: 15_000 });
+    const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);
+    for (const rt of new Set(expected.map((x) => x.runtime))) {
+      await tree.locator('.monaco-list-row', { hasText: names[rt] }).first().waitFor({ timeout: 20_000 });
+    }
+    const parent = expected.find((x) => (x.subagent_ids ?? []).length);
+    if (parent) {
+      const row = tree.locator('.monaco-list-row').filter({ hasText: titleOf(parent).slice(0, 30) }).filter({ has: page.locator('.monaco-tl-twistie.collapsible') }).first();
+      await row.waitFor({ timeout: 10_000 });
+      const kids = parent.subagent_ids.map((id) => titleOf({ runtime: parent.runtime, id }).slice(0, 25)).filter(Boolean);
+      await row.locator('.monaco-tl-twistie').click();
+      for (const k of kids) await tree.locator('.monaco-list-row', { hasText: k }).first().waitFor({ timeout: 10_000 });
+      // A nested row is indented deeper than its parent.
+      const indent = async (loc) => (await loc.locator('.monaco-tl-indent').first().evaluate((el) => el.getBoundingClientRect().width));
+      const child = tree.locator('.monaco-list-row', { hasText: kids[0] }).first();
+      if (!((await indent(child)) > (await indent(row)))) throw new Error('the subagent is not nested under its parent');
+    }
+    await steps.shot('tree-by-runtime');
+    // View title actions show on hover.
+    const toggle = page.locator('.action-label[aria-label^="Toggle Grouping"]').first();
+    await page.locator('.sidebar .composite.title, .sidebar .pane-header').first().hover();
+    await toggle.click();
+    await tree.locator('.monaco-list-row', { hasText: expected[0].cwd }).first().waitFor({ timeout: 15_000 });
+    const rows = await rowsNow();
+    if (rows.some((t) => Object.values(names).includes(t.replace(/\s*\d+$/, '')))) throw new Error(`runtime groups remain: ${rows.join(' | ')}`);
   });
 } catch (e) {
   steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });

@@ -63,7 +63,8 @@ export class Actions {
       const full = 'resumable' in s ? (s as Session) : undefined;
       return { ref: refOf(s as SessionRef), runtime: s.runtime, title: s.title ?? undefined, session: full };
     }
-    const picked = await pickSession(this.server, title, this.pickState);
+    // Other commands start unfiltered; only List Sessions remembers its filters.
+    const picked = await pickSession(this.server, title, { runtimes: [], folderOnly: false });
     return picked && { ref: refOf(picked), runtime: picked.runtime, title: picked.title ?? undefined, session: picked };
   }
 

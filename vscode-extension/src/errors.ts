@@ -58,7 +58,8 @@ export function explain(e: unknown): { message: string; fix?: string } {
     case ErrorCodes.missingCli:
       return {
         message: `The ${d.runtime ?? 'runtime'} CLI is not installed or not on PATH.`,
-        fix: d.install ? `Install it: ${d.install}` : 'Install it, then try again.',
+        // The server's hint is a sentence ("install the Cline CLI: npm install -g cline").
+        fix: d.install ? `${d.install.charAt(0).toUpperCase()}${d.install.slice(1)}` : 'Install it, then try again.',
       };
     case ErrorCodes.badTarget:
       return { message: `Segue cannot resume there: ${e.message}` };
@@ -72,6 +73,12 @@ export function explain(e: unknown): { message: string; fix?: string } {
     default:
       return { message: `Segue failed: ${e.message}`, fix: 'See the Segue log for details.' };
   }
+}
+
+/** The command part of an install hint: what follows the last ": ", else the whole hint. */
+export function installCommand(hint: string): string {
+  const i = hint.lastIndexOf(': ');
+  return i >= 0 ? hint.slice(i + 2).trim() : hint.trim();
 }
 
 /** Show a failure with the actions that can fix it; returns the chosen action label, if any. */
@@ -89,7 +96,7 @@ export async function showError(e: unknown, log: vscode.LogOutputChannel, extra:
   actions.push('Show Log');
   const choice = await vscode.window.showErrorMessage(fix ? `${message} ${fix}` : message, ...actions);
   if (choice === 'Copy Install Command' && d.install) {
-    await vscode.env.clipboard.writeText(d.install);
+    await vscode.env.clipboard.writeText(installCommand(d.install));
   } else if (choice === 'Open Settings') {
     await vscode.commands.executeCommand('workbench.action.openSettings', 'segue.');
   } else if (choice === 'Show Log') {

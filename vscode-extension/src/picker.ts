@@ -28,9 +28,14 @@ export function toPick(s: Session, now: number): SessionPick {
   return {
     label: `$(${runtimeIcon(s.runtime)}) ${escapeIcons(sessionTitle(s, 100))}`,
     description: escapeIcons(desc.join(' · ')) + (flags.length ? `  ${flags.join('  ')}` : ''),
-    detail:
-      escapeIcons(tildePath(s.cwd, os.homedir()) || 'unknown directory') +
-      (s.subagent_count ? ` · ${s.subagent_count} subagent${s.subagent_count === 1 ? '' : 's'}` : ''),
+    // The id tells apart sessions with the same title and directory, and can be typed to filter.
+    detail: [
+      escapeIcons(tildePath(s.cwd, os.homedir()) || 'unknown directory'),
+      s.subagent_count ? `${s.subagent_count} subagent${s.subagent_count === 1 ? '' : 's'}` : '',
+      escapeIcons(s.id),
+    ]
+      .filter(Boolean)
+      .join(' · '),
     session: s,
   };
 }

@@ -237,6 +237,64 @@ suite('Segue extension host', () => {
     });
   });
 
+  test('errors: a missing directory is -32030 with the directory named', async () => {
+    const s = topLevel()[0];
+    await assert.rejects(
+      api.server.request('segue/planResume', { ref: `${s.runtime}:${s.id}`, cwd: path.join(ctx.out, 'no-such-dir') }),
+      (e: unknown) => {
+        assert.equal((e as { code: number }).code, -32030);
+        assert.match(api.explain(e).message, /no-such-dir/);
+        return true;
+      },
+    );
+  });
+
+  test('errors: a runtime CLI that is not installed is -32031 with an install hint', async () => {
+    const s = topLevel().find((x) => x.runtime !== 'cline')!;
+    await assert.rejects(api.server.request('segue/planResume', { ref: `${s.runtime}:${s.id}`, runtime: 'cline' }), (e: unknown) => {
+      assert.equal((e as { code: number }).code, -32031);
+      const { message, fix } = api.explain(e);
+      assert.match(message, /cline CLI is not installed/);
+      assert.match(fix ?? '', /^Install .*cline/i);
+      return true;
+    });
+  });
+
+  test('sessionsChanged: a new session in a store refreshes the tree', async function () {
+    const codexHome = process.env.CODEX_HOME;
+    const s = ctx.fixtures.find((f) => f.runtime === 'codex')?.sessions[0];
+    if (!codexHome || !s) {
+      throw new Error('this test needs the codex fixture (CODEX_HOME)');
+    }
+    const find = (dir: string): string | undefined => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        const hit = e.isDirectory() ? find(p) : e.name.includes(s.id) ? p : undefined;
+        if (hit) {
+          return hit;
+        }
+      }
+      return undefined;
+    };
+    const src = find(path.join(codexHome, 'sessions'));
+    assert.ok(src, `rollout of ${s.id}`);
+    await api.tree.load();
+    const changed = new Promise<string[]>((resolve) => {
+      const d = api.server.onSessionsChanged((rts) => {
+        d.dispose();
+        resolve(rts);
+      });
+    });
+    // The store is this run's copy: a duplicate rollout under a new id is a new session for the watcher.
+    const newId = `${s.id.slice(0, -12)}0000feedbeef`;
+    fs.writeFileSync(src.replace(s.id, newId), fs.readFileSync(src, 'utf8').split(s.id).join(newId));
+    const rts = await Promise.race([changed, sleep(20_000).then(() => undefined)]);
+    assert.ok(rts, 'segue/sessionsChanged arrived');
+    assert.ok(rts.includes('codex'), `runtimes ${rts.join(',')}`);
+    const listed = await until('the tree to list the new session', async () => (await api.tree.load()).some((x) => x.id === newId));
+    assert.ok(listed);
+  });
+
   test('trace: the chain runs oldest first through the session it continues', async () => {
     const s = topLevel().find((x) => x.continues) ?? topLevel()[0];
     const from = s.continues;
