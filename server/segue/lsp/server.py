@@ -49,8 +49,10 @@ class SegueServer(LanguageServer):
         if source is JsonRpcException:  # only the read loop reports this way: the body was not JSON
             self.protocol.reply_error(None, PARSE_ERROR, f"parse error: {type(error).__name__}")  # type: ignore[attr-defined]
             return
-        # never pop up "Error in server" in the editor; requests already carry their errors
-        log.warning("server error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
+        # never pop up "Error in server" in the editor: a request's error is in its reply (mapped failures are
+        # logged where they happen), anything else is logged here
+        level = logging.DEBUG if isinstance(error, JsonRpcException) else logging.WARNING
+        log.log(level, "server error (%s): %s", getattr(source, "__name__", source), type(error).__name__)
 
     def svc(self) -> Service:
         with self._service_lock:  # handlers run in several threads at once
@@ -256,7 +258,8 @@ def serve(home: str | None = None, argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="segue serve")
     p.add_argument("--stdio", action="store_true", help="accepted; stdio is the only transport")
     p.parse_known_args(argv or [])
-    logging.basicConfig(stream=sys.stderr, level=os.environ.get("SEGUE_LOG_LEVEL", "WARNING").upper(),
+    level = os.environ.get("SEGUE_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=level if isinstance(logging.getLevelName(level), int) else "WARNING",
                         format="segue-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ExpectedErrors())
     rpc_out = _claim_stdout()
