@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 import uuid
 from pathlib import Path
@@ -55,15 +56,41 @@ async def changed_after(client: LanguageClient, write: Any) -> tuple[dict[str, A
     return params, time.monotonic() - t0
 
 
-def copy_with_new_id(src: Path, dest_dir: Path, old_id: str, name: str | None = None) -> str:
-    """A new session the way a runtime writes one: same shape, a fresh id (file name and records)."""
-    new_id = old_id[:9] + str(uuid.uuid4())[9:]  # same time prefix (Codex ids are UUIDv7), new identity
+def fresh_id(old_id: str) -> str:
+    """Same shape and time prefix (Codex ids are UUIDv7, Cline's start with a timestamp), new identity."""
+    return old_id[:-12] + uuid.uuid4().hex[:12]
+
+
+def new_session_files(src: Path, dest_dir: Path, old_id: str) -> str:
+    """A new session the way a file-based runtime writes one: the same records under a fresh id (file and
+    directory names and contents), appearing whole as a runtime's first flush would."""
+    new_id = fresh_id(old_id)
     dest_dir.mkdir(parents=True, exist_ok=True)
-    text = src.read_text(encoding="utf-8").replace(old_id, new_id)
-    dest = dest_dir / (name or src.name).replace(old_id, new_id)
+    dest = dest_dir / src.name.replace(old_id, new_id)
     tmp = dest_dir.parent / f".{dest.name}.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    tmp.rename(dest)  # appears whole, as a runtime's first flush would
+    if src.is_dir():
+        tmp.mkdir()
+        for f in src.iterdir():
+            (tmp / f.name.replace(old_id, new_id)).write_text(f.read_text(encoding="utf-8").replace(old_id, new_id))
+    else:
+        tmp.write_text(src.read_text(encoding="utf-8").replace(old_id, new_id), encoding="utf-8")
+    tmp.rename(dest)
+    return new_id
+
+
+def new_opencode_row(db: Path, old_id: str) -> str:
+    """A new session row in OpenCode's SQLite store (WAL mode, as OpenCode leaves it)."""
+    new_id = old_id[:-6] + uuid.uuid4().hex[:6]
+    con = sqlite3.connect(db)
+    try:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(session)")]
+        picks = ", ".join("?" if c in ("id", "time_updated") else f'"{c}"' for c in cols)
+        values = [new_id if c == "id" else int(time.time() * 1000) for c in cols if c in ("id", "time_updated")]
+        con.execute(f'INSERT INTO session ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
+                    f"SELECT {picks} FROM session WHERE id = ?", [*values, old_id])
+        con.commit()
+    finally:
+        con.close()
     return new_id
 
 
@@ -86,29 +113,32 @@ async def idle_window(client: LanguageClient) -> None:
 
 @pytest.mark.slow
 async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> None:
-    """One server for both halves (start-up dominates): first idle, then a new session per file-based store
-    and new activity, each announced within 2 s (which also proves the watcher lived through the idle)."""
+    """One server for both halves (start-up dominates): first idle, then a new session in each of the four
+    stores and new activity, each announced within 2 s (which also proves the watcher outlived the idle)."""
     await settle(client)
     await idle_window(client)
     lat: dict[str, float] = {}
 
-    # Claude Code: a new transcript in a new project directory
-    claude = STORES.root / "claude" / "home" / ".claude" / "projects"
-    one = next(s for s in STORES.sessions("claude") if s["scenario"] == "one")
-    src = next(claude.glob(f"*/{one['id']}.jsonl"))
-    new_claude: list[str] = []
-    params, lat["claude new"] = await changed_after(
-        client, lambda: new_claude.append(copy_with_new_id(src, claude / "-tmp-segue-fx-claude-work-new", one["id"])))
-    assert params["runtimes"] == ["claude"]
-
-    # Codex CLI: a rollout in a day directory that did not exist (sessions/YYYY/MM/DD)
-    codex = STORES.root / "codex" / "home" / ".codex" / "sessions"
-    cone = next(s for s in STORES.sessions("codex") if s["scenario"] == "one")
-    csrc = next(codex.glob(f"*/*/*/*{cone['id']}.jsonl"))
-    new_codex: list[str] = []
-    params, lat["codex new"] = await changed_after(
-        client, lambda: new_codex.append(copy_with_new_id(csrc, codex / "2026" / "12" / "31", cone["id"])))
-    assert params["runtimes"] == ["codex"]
+    home = {rt: STORES.root / rt / "home" for rt in STORES.expected}
+    first = {rt: next(s["id"] for s in STORES.sessions(rt) if s["scenario"] == "one") for rt in STORES.expected}
+    claude = home["claude"] / ".claude" / "projects"
+    codex = home["codex"] / ".codex" / "sessions"
+    cline = home["cline"] / ".cline" / "data" / "sessions"
+    src = next(claude.glob(f"*/{first['claude']}.jsonl"))
+    writers = {  # each runtime gains a session the way it writes one
+        "claude": lambda: new_session_files(src, claude / "-tmp-segue-fx-claude-work-new", first["claude"]),
+        "codex": lambda: new_session_files(next(codex.glob(f"*/*/*/*{first['codex']}.jsonl")),
+                                           codex / "2026" / "12" / "31", first["codex"]),  # a new day directory
+        "opencode": lambda: new_opencode_row(home["opencode"] / ".local" / "share" / "opencode" / "opencode.db",
+                                             first["opencode"]),
+        "cline": lambda: new_session_files(cline / first["cline"], cline, first["cline"]),
+    }
+    new_ids: dict[str, str] = {}
+    for rt in STORES.expected:
+        box: list[str] = []
+        params, lat[f"{rt} new"] = await changed_after(client, lambda w=writers[rt], b=box: b.append(w()))
+        assert params["runtimes"] == [rt]
+        new_ids[rt] = box[0]
 
     # new activity in a live Claude session: one more record, later than the rest
     def append() -> None:
@@ -124,6 +154,6 @@ async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> No
 
     listed = {(s["runtime"], s["id"]) for s in (await client.protocol.send_request_async(
         P.LIST_SESSIONS, {}))["sessions"]}
-    assert ("claude", new_claude[0]) in listed and ("codex", new_codex[0]) in listed
+    assert {(rt, i) for rt, i in new_ids.items()} <= listed
     print(f"sessionsChanged latency at a {INTERVAL}s poll: " + ", ".join(f"{k} {v:.2f}s" for k, v in lat.items()))
     assert max(lat.values()) <= 2.0, lat
