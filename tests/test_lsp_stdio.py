@@ -124,3 +124,21 @@ def test_cli_home_beats_initialization_options(tmp_path: Path) -> None:
         peer.kill()
     assert (cli_home / "handoff_tokens.json").is_file()
     assert not init_home.exists() and not (tmp_path / "env-home").exists()
+
+
+def test_an_unusable_state_directory_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "state-file"
+    not_a_dir.write_text("x")
+    peer = RawPeer(STORES.env)
+    try:
+        initialize(peer, not_a_dir)
+        peer.send(req("list", "segue/listSessions", {}))
+        peer.send(req("emit", "segue/emitToken", {"ref": f"codex:{CODEX_ONE['id']}"}))
+        peer.send(req("status", "segue/tokenStatus", {}))
+        got = peer.replies({"list", "emit", "status"})
+        for i in ("list", "emit"):
+            assert got[i]["error"]["code"] == -32041 and got[i]["error"]["data"]["reason"] == "unsafe_directory"
+        assert got["status"]["result"] == {"tokens": []}  # the server keeps serving
+        assert not_a_dir.read_text() == "x"
+    finally:
+        peer.kill()
