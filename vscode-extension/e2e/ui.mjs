@@ -164,7 +164,7 @@ try {
     if (claimed.source_surface !== 'editor') throw new Error(`source_surface ${claimed.source_surface}`);
   });
 
-  await steps.step('Claim Handoff Token takes a CLI-emitted token and shows task, tail and brief', async () => {
+  await steps.step('Claim Handoff Token takes a CLI-emitted token, shows task and brief, and offers Resume', async () => {
     const s = continued;
     const cliToken = segueCli(r, ['handoff', 'emit', `${s.runtime}:${s.id}`, '--from', 'terminal']).trim();
     await runCommand(page, 'Segue: Claim Handoff Token');
@@ -175,14 +175,28 @@ try {
     await input.fill(cliToken);
     await page.keyboard.press('Enter');
     await page.locator('.tabs-container .tab', { hasText: `${s.id}.md` }).first().waitFor({ timeout: 30_000 });
-    await page.locator('.notifications-toasts', { hasText: 'Claimed the handoff' }).waitFor({ timeout: 15_000 });
-    // The claim note opened first, then the brief beside it.
-    await page.locator('.editor-group-container .tabs-container .tab', { hasText: s.id }).first().click();
-    const groups = page.locator('.editor-group-container');
-    const all = fold((await groups.allInnerTexts()).join(' '));
-    if (!all.includes('Handoff:')) throw new Error('no "# Handoff:" note is shown');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Claimed the handoff' }).first();
+    await toast.waitFor({ timeout: 15_000 });
+    // The claim note opened first (left group), then the brief beside it (right group, active).
+    const note = fold(await text(page.locator('.editor-group-container').first().locator('.view-lines').first()));
+    if (!note.includes('Handoff:') || !note.includes('Active task')) throw new Error(`no claim note: ${note.slice(0, 200)}`);
     const task = fold(s.latest_request ?? s.first_request ?? '').slice(0, 30);
-    if (task && !all.includes(task)) console.log(`    note: the visible text does not show "${task}" (may be below the fold)`);
+    if (!note.includes(task)) throw new Error(`the note does not show the active task "${task}"`);
+    if (!(await activeTab(page)).includes(`${s.id}.md`) || (await activeTab(page)).startsWith('handoff-')) {
+      throw new Error(`the brief is not the active editor: ${await activeTab(page)}`);
+    }
+    await steps.shot('claim-note-and-brief');
+    // Offer to resume: the claim's own plan, confirmed, then run in a terminal.
+    const before = fs.readdirSync(r.dirs.out).filter((f) => f.startsWith('resume-'));
+    for (const f of before) fs.rmSync(path.join(r.dirs.out, f));
+    await toast.locator('.monaco-button', { hasText: /^Resume$/ }).click();
+    await dialog(page);
+    await clickDialogButton(page, 'Resume');
+    const file = path.join(r.dirs.out, `resume-${s.runtime}`);
+    await waitFor('the resumed runtime to record its argv', () => fs.existsSync(file), 30_000);
+    const rec = readRecord(file);
+    if (!rec.argv.includes(s.id)) throw new Error(`resume argv lacks the session id: ${JSON.stringify(rec.argv)}`);
+    if (fs.realpathSync(rec.cwd) !== fs.realpathSync(s.cwd)) throw new Error(`resumed in ${rec.cwd}, not ${s.cwd}`);
   });
 
   await steps.step('Trace Session lists the chain, oldest first', async () => {

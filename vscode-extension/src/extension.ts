@@ -20,9 +20,12 @@ export interface SegueApi {
   explain: typeof explain;
 }
 
+let current: SegueServer | undefined;
+
 export function activate(context: vscode.ExtensionContext): SegueApi {
   const log = vscode.window.createOutputChannel('Segue', { log: true });
   const server = new SegueServer(context.extensionPath, log);
+  current = server;
   const briefs = new BriefProvider(server);
   const notes = new NoteProvider();
   const tree = new SessionTree(server, context.workspaceState);
@@ -95,18 +98,21 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
   );
 
   // Refresh the view when it becomes visible after changes happened while hidden.
-  view.onDidChangeVisibility((e) => {
-    if (e.visible && !tree.sessions) {
-      tree.refresh();
-    }
-  });
+  context.subscriptions.push(
+    view.onDidChangeVisibility((e) => {
+      if (e.visible && !tree.sessions) {
+        tree.refresh();
+      }
+    }),
+  );
 
   writeTestMarker('activated', { version: vscode.version, extensionPath: context.extensionPath, path: process.env.PATH });
   return { server, tree, briefs, notes, actions, resolveLaunch: () => resolveLaunch(context.extensionPath), explain };
 }
 
+/** Let the server shut down cleanly (shutdown + exit) before the extension host goes away. */
 export function deactivate(): Promise<void> | undefined {
-  return undefined; // the server is stopped through context.subscriptions
+  return current?.stop();
 }
 
 /** End-to-end tests see activation through a file; only when the harness sets the variable. */
