@@ -150,16 +150,16 @@ def _inproc(info: dict[str, Any]) -> list[str]:
     if not d or "runtimes" not in d:
         return [f"In-process listing failed: {d.get('error') if d else 'not run'}", ""]
     out = ["## In-process listing, per reader (cold)", "",
-           "| runtime | sources | session files | sessions | discovery | summarize | KiB read per session file | "
-           "read_deep | errors |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| runtime | sources | session files | sessions | discovery | summarize | to_cache | KiB read per session "
+           "file | read_deep | errors |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for rt, r in d["runtimes"].items():
         if "error" in r:
-            out.append(f"| {rt} | – | – | – | – | – | – | – | {r['error']} |")
+            out.append(f"| {rt} | – | – | – | – | – | – | – | – | {r['error']} |")
             continue
         per = r.get("rchar_per_file")
         out.append(f"| {rt} | {r['sources']} | {r.get('session_files', '–')} | {r['sessions']} | "
-                   f"{_fmt(r['discovery_s'])} | {_fmt(r['summarize_s'])} | "
+                   f"{_fmt(r['discovery_s'])} | {_fmt(r['summarize_s'])} | {_fmt(r.get('to_cache_s'))} | "
                    f"{'–' if per is None else f'{per / 1024:.1f}'} | {r['read_deep']} | {r['errors']} |")
     out += ["", "| phase | time |", "|---|---|",
             f"| cache save ({(d.get('cache_bytes') or 0) / 1e6:.1f} MB) | {_fmt(d.get('cache_save_s'))} |",
@@ -168,6 +168,9 @@ def _inproc(info: dict[str, Any]) -> list[str]:
             f"| warm stat pass ({d.get('warm_stat_sources')} sources) | {_fmt(d.get('warm_stat_pass_s'))} |",
             f"| Service.list_sessions, disk cache | {_fmt(d.get('service_list_disk_cache_s'))} |",
             f"| Service.list_sessions, in memory | {_fmt(d.get('service_list_in_memory_s'))} |",
+            f"| … of which: scan (stat every source, Session.from_cache) | {_fmt(d.get('in_memory_scan_s'))} |",
+            f"| … of which: decorate (kept facts, tokens, lineage, events) | {_fmt(d.get('in_memory_decorate_s'))} |",
+            f"| … of which: order + to_json | {_fmt(d.get('in_memory_order_to_json_s'))} |",
             f"| JSON dump ({(d.get('json_bytes') or 0) / 1e6:.1f} MB, indent 2) | {_fmt(d.get('json_dump_s'))} |",
             f"| peak RSS of the in-process run | {_fmt(d.get('vmhwm_mb'), 'MB')} |", ""]
     slow = [(rt, s) for rt, r in d["runtimes"].items() for s in r.get("slowest_sources", [])[:2]]

@@ -229,13 +229,13 @@ class Bench:
         self.run([self.segue, "list", "--json"], env, keep_stdout=False)  # the brief finds its session in a warm cache
         mb = target["bytes"] / MB
         key = key or f"brief_{runtime}"
-        floor = self.measure(f"floor_parse_{key}", f"floor: one json.loads pass over the {mb:.0f} MB file",
+        floor = self.measure(f"floor_parse_{key}", f"floor: one json.loads pass over the {mb:.0f} MB {runtime} file",
                              [self.python, "-m", "bench.floor", "parse", target["path"], "json"], env=env)
         self.floors[key] = floor
         self.figures.append(floor)
         if key != "brief_huge":  # the huge file gets only the json floor: each pass takes seconds
             for mode in ("read", "orjson", "skip"):
-                f = self.measure(f"floor_parse_{key}_{mode}", f"floor: {mode} pass over the {mb:.0f} MB file",
+                f = self.measure(f"floor_parse_{key}_{mode}", f"floor: {mode} pass over the {mb:.0f} MB {runtime} file",
                                  [self.python, "-m", "bench.floor", "parse", target["path"], mode], env=env,
                                  runs=max(3, self.runs // 2))
                 self.figures.append(f)
