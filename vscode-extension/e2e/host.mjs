@@ -61,7 +61,7 @@ try {
   console.log(`  ✘ harness: ${e?.stack ?? e}`);
 } finally {
   await browser?.close().catch(() => undefined);
-  server?.stop();
+  await server?.stop();
 }
 
 const resultsFile = path.join(r.dirs.marker, 'host-results.json');

@@ -69,8 +69,8 @@ export function prepareRun(name) {
   fs.mkdirSync(base, { recursive: true });
   for (const old of fs.readdirSync(base)) {
     const p = path.join(base, old);
-    // Old runs of this suite go; a run younger than an hour may belong to a concurrent suite.
-    if (old.startsWith(`${name}-`) || Date.now() - fs.statSync(p).mtimeMs > 3_600_000) fs.rmSync(p, { recursive: true, force: true });
+    // Failed runs are kept for an hour; a younger one may also belong to a concurrent harness.
+    if (Date.now() - fs.statSync(p).mtimeMs > 3_600_000) fs.rmSync(p, { recursive: true, force: true });
   }
   const run = fs.mkdtempSync(path.join(base, `${name}-`));
   const dirs = Object.fromEntries(['home', 'state', 'out', 'marker', 'bin', 'ws', 'ud', 'ext', 'xdg-config', 'xdg-data', 'shots'].map((d) => [d, path.join(run, d)]));
@@ -179,7 +179,16 @@ export async function startCodeServer(r, extraArgs = []) {
   child.on('exit', () => children.delete(child));
   const base = `http://127.0.0.1:${port}`;
   await waitFor('code-server /healthz', async () => (await fetch(`${base}/healthz`)).ok, 60_000, 150);
-  return { port, base, child, stop: () => { try { process.kill(-child.pid, 'SIGTERM'); } catch {} children.delete(child); } };
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const stop = async () => {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+    // Wait, so nothing writes into the run directory after it is removed.
+    await Promise.race([exited, sleep(5_000)]);
+    children.delete(child);
+  };
+  return { port, base, child, stop };
 }
 
 export async function launchBrowser() {

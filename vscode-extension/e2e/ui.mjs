@@ -271,7 +271,7 @@ try {
   await steps.shot('harness-failure');
 } finally {
   await browser?.close().catch(() => undefined);
-  server?.stop();
+  await server?.stop();
 }
 
 const { failed, line } = steps.summary();
