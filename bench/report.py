@@ -119,7 +119,9 @@ def markdown(meta: dict[str, Any], figures: list[Figure], info: dict[str, Any]) 
         lines.append(f"| {f.label} | {_fmt(f.wall, f.unit)} | {_fmt(f.cpu)} | {_fmt(f.rss_mb, 'MB')} | "
                      f"{_fmt(f.floor.wall) if f.floor else '–'} | {ratio} | {t[0] if t else '–'} | "
                      f"{'–' if met is None else ('yes' if met else '**no**')} |")
-    lines += ["", *_correctness(info), *_inproc(info), *_briefs(figures, info), *_notes(figures, info)]
+    details = [f"- {f.label}: " + ", ".join(f"{k} {v}" for k, v in f.extra.items()) for f in figures if f.extra]
+    lines += ["", *details, "", *_correctness(info), *_inproc(info), *_briefs(figures, info),
+              *_notes(figures, info)]
     return "\n".join(lines) + "\n"
 
 

@@ -196,6 +196,9 @@ class Bench:
                            [self.segue, "list", "--json"], before=before, verify=self.verify_list)
         fig.floor = floor
         fig.extra["evicted_with"] = self.cold
+        # bytes fetched from storage prove the eviction worked (0 would mean a warm page cache)
+        fig.extra["storage_read_mb"] = round(median([r["read_bytes"] for r in fig.runs]) / MB, 1)
+        floor.extra["storage_read_mb"] = round(median([r["read_bytes"] for r in floor.runs]) / MB, 1)
         self.figures.append(floor)
         self.figures.append(fig)
         self.run([self.segue, "list", "--json"], self.env(), keep_stdout=False)  # rebuild the cache
