@@ -52,46 +52,55 @@ def link(sessions: Iterable[Session]) -> list[Session]:
 
 
 def record_events(state: StateDir, linked: list[Session], now: float) -> int:
-    """Append one `session.handoff` event per linked session not yet recorded. Returns how many."""
+    """Append one `session.handoff` event per linked session not yet recorded. Returns how many.
+
+    Read-check-append happens under an exclusive lock on the events file itself, so two processes (the
+    CLI and the language server) listing at once never record a link twice."""
     if not linked:
         return 0
-    known = _recorded(state)
-    fresh = [s for s in linked if (s.runtime, s.id) not in known]
-    if not fresh:
-        return 0
-    lines = []
-    for s in fresh:
-        assert s.continues is not None
-        lines.append(json.dumps({
-            "event": "session.handoff",
-            "handoff": {"source_harness": s.continues.runtime, "source_session_id": s.continues.id},
-            "session": {"runtime": s.runtime, "id": s.id},
-            "fidelity": "observed",
-            "at": iso(now),
-        }, ensure_ascii=False) + "\n")
     state.ensure()
-    fd = os.open(state.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = os.open(state.events, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, "".join(lines).encode("utf-8"))
+        _lock(fd)
+        known = _recorded(fd)
+        fresh = [s for s in linked if (s.runtime, s.id) not in known]
+        lines = []
+        for s in fresh:
+            assert s.continues is not None
+            lines.append(json.dumps({
+                "event": "session.handoff",
+                "handoff": {"source_harness": s.continues.runtime, "source_session_id": s.continues.id},
+                "session": {"runtime": s.runtime, "id": s.id},
+                "fidelity": "observed",
+                "at": iso(now),
+            }, ensure_ascii=False) + "\n")
+        if lines:
+            os.write(fd, "".join(lines).encode("utf-8"))
+        return len(fresh)
     finally:
-        os.close(fd)
-    return len(fresh)
+        os.close(fd)  # closing releases the lock
 
 
-def _recorded(state: StateDir) -> set[tuple[str, str]]:
-    out: set[tuple[str, str]] = set()
+def _lock(fd: int) -> None:
     try:
-        with open(state.events, "rb") as f:
-            for line in f:
-                if b"session.handoff" not in line:
-                    continue
-                try:
-                    ev = json.loads(line)
-                    out.add((ev["session"]["runtime"], ev["session"]["id"]))
-                except (ValueError, KeyError, TypeError):
-                    continue
-    except OSError:
-        pass
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: appends are still atomic per write
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _recorded(fd: int) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    with os.fdopen(os.dup(fd), "rb") as f:
+        f.seek(0)
+        for line in f:
+            if b"session.handoff" not in line:
+                continue
+            try:
+                ev = json.loads(line)
+                out.add((ev["session"]["runtime"], ev["session"]["id"]))
+            except (ValueError, KeyError, TypeError):
+                continue
     return out
 
 

@@ -83,8 +83,8 @@ class Service:
                 "skipped_reasons": [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}"
                                     for k in listing.skipped]}
 
-    def find(self, ref: str) -> tuple[Session, _Listing]:
-        listing = self.scan()
+    def find(self, ref: str, cancelled: Callable[[], bool] | None = None) -> tuple[Session, _Listing]:
+        listing = self.scan(cancelled=cancelled)
         return resolve(listing.sessions, ref), listing
 
     # -- briefs ---------------------------------------------------------------------------------------------
@@ -114,10 +114,10 @@ class Service:
             raise SessionNotFound(session.ref)
         return kept
 
-    def brief(self, ref: str) -> dict[str, Any]:
+    def brief(self, ref: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
         from segue.brief import render
 
-        session, _ = self.find(ref)
+        session, _ = self.find(ref, cancelled)
         facts = self.facts(session)
         return {"session": session, "facts": facts, "markdown": render(facts, self.clock())}
 
@@ -130,12 +130,13 @@ class Service:
 
     # -- resume ---------------------------------------------------------------------------------------------
     def plan_resume(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
-                    write: bool = True, path: str | None = None) -> Any:
+                    write: bool = True, path: str | None = None, cancelled: Callable[[], bool] | None = None
+                    ) -> Any:
         """The plan; for a new session the brief is written now (so the plan can name its path) unless
         `write` is False (then brief_path names where it would go)."""
         from segue import resume
 
-        session, _ = self.find(ref)
+        session, _ = self.find(ref, cancelled)
         reader = reader_for(session.runtime, self.env)
         in_store = session.resume_blocker != "not_in_store" and reader.exists(session)
         mode, reason = resume.choose(session, target=runtime, new=new, cwd=cwd, in_store=in_store)
@@ -158,10 +159,10 @@ class Service:
                            brief_path=brief_path, session=session, handed_off=handed)
 
     # -- handoff tokens -------------------------------------------------------------------------------------
-    def emit(self, ref: str, surface: str) -> dict[str, Any]:
+    def emit(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
         from segue.tokens import Registry
 
-        session, _ = self.find(ref)
+        session, _ = self.find(ref, cancelled)
         brief_path, _ = self.write_brief(session)
         token, entry = Registry(self.state, clock=self.clock).emit(
             runtime=session.runtime, session_id=session.id, surface=surface, cwd=session.cwd,
@@ -211,8 +212,8 @@ class Service:
         return rows
 
     # -- lineage --------------------------------------------------------------------------------------------
-    def trace(self, ref: str) -> list[dict[str, Any]]:
-        session, listing = self.find(ref)
+    def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+        session, listing = self.find(ref, cancelled)
         return lineage.chain(listing.sessions, session)
 
 

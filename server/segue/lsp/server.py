@@ -168,7 +168,7 @@ def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[
 @request(P.BRIEF, P.RefParams)
 def brief(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None
           ) -> dict[str, Any]:
-    out = ls.svc().brief(p.ref)
+    out = ls.svc().brief(p.ref, cancelled)
     s = out["session"]
     return {"uri": P.brief_uri(s.runtime, s.id), "markdown": out["markdown"], "facts": out["facts"].to_json()}
 
@@ -176,13 +176,13 @@ def brief(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progre
 @request(P.PLAN_RESUME, P.PlanResumeParams)
 def plan_resume(ls: SegueServer, p: P.PlanResumeParams, cancelled: Callable[[], bool],
                 progress: _Progress | None) -> dict[str, Any]:
-    return ls.svc().plan_resume(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd).to_json()
+    return ls.svc().plan_resume(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, cancelled=cancelled).to_json()
 
 
 @request(P.EMIT_TOKEN, P.EmitTokenParams)
 def emit_token(ls: SegueServer, p: P.EmitTokenParams, cancelled: Callable[[], bool],
                progress: _Progress | None) -> dict[str, Any]:
-    return ls.svc().emit(p.ref, p.from_)
+    return ls.svc().emit(p.ref, p.from_, cancelled)
 
 
 @request(P.CLAIM_TOKEN, P.ClaimTokenParams)
@@ -200,7 +200,7 @@ def token_status(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool],
 @request(P.TRACE, P.RefParams)
 def trace(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None
           ) -> dict[str, Any]:
-    return {"chain": ls.svc().trace(p.ref)}
+    return {"chain": ls.svc().trace(p.ref, cancelled)}
 
 
 @server.feature(types.INITIALIZE)
