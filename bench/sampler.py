@@ -34,7 +34,7 @@ def _key(f: FrameType) -> str:
 class Sampler:
     def __init__(self, interval: float) -> None:
         self.interval = interval
-        self.self_: Counter[str] = Counter()
+        self.self_: Counter[str] = Counter()  # seconds
         self.incl: Counter[str] = Counter()
         self.samples = 0
         self.idle = 0
@@ -43,7 +43,12 @@ class Sampler:
 
     def run(self) -> None:
         self.me = threading.get_ident()
+        last = time.perf_counter()
         while not self._stop.wait(self.interval):
+            # a busy thread holds the GIL for up to the switch interval, so samples come further apart than
+            # asked: each one stands for the time since the last
+            now = time.perf_counter()
+            dt, last = now - last, now
             for tid, frame in sys._current_frames().items():
                 if tid == self.me:
                     continue
@@ -51,22 +56,21 @@ class Sampler:
                     self.idle += 1
                     continue
                 self.samples += 1
-                self.self_[_key(frame)] += 1
+                self.self_[_key(frame)] += dt
                 seen = set()
                 f: FrameType | None = frame
                 while f is not None:
                     k = _key(f)
                     if k not in seen:
                         seen.add(k)
-                        self.incl[k] += 1
+                        self.incl[k] += dt
                     f = f.f_back
 
     def dump(self, path: str) -> None:
         self._stop.set()
-        ms = self.interval * 1000
-        out = {"interval_ms": ms, "busy_samples": self.samples, "idle_samples": self.idle,
-               "self": [{"function": k, "ms": round(v * ms, 1)} for k, v in self.self_.most_common(40)],
-               "inclusive": [{"function": k, "ms": round(v * ms, 1)} for k, v in self.incl.most_common(60)]}
+        out = {"interval_ms": self.interval * 1000, "busy_samples": self.samples, "idle_samples": self.idle,
+               "self": [{"function": k, "ms": round(v * 1000, 1)} for k, v in self.self_.most_common(40)],
+               "inclusive": [{"function": k, "ms": round(v * 1000, 1)} for k, v in self.incl.most_common(60)]}
         with open(path, "w") as f:
             json.dump(out, f, indent=1)
 
