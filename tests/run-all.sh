@@ -21,9 +21,25 @@ if [ "${SEGUE_SKIP_SETUP:-0}" != 1 ]; then
   vscode-extension/scripts/setup.sh
 fi
 
+logs=$(mktemp -d)
+status=0
 echo "== ruff"
-.venv/bin/ruff check .
+.venv/bin/ruff check . || status=1
 echo "== python tests"
-.venv/bin/python -m pytest -q -ra
+.venv/bin/python -m pytest -q -ra 2>&1 | tee "$logs/pytest.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 echo "== extension tests"
-vscode-extension/scripts/test-all.sh
+vscode-extension/scripts/test-all.sh 2>&1 | tee "$logs/extension.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+
+# One closing line for everything that ran.
+count() { grep -Eo "[0-9]+ $1" "$2" | tail -1 | grep -Eo '[0-9]+' || echo 0; }
+py_pass=$(count passed "$logs/pytest.log"); py_fail=$(count failed "$logs/pytest.log")
+py_err=$(count errors? "$logs/pytest.log")
+ext=$(grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' "$logs/extension.log" | sed -E 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/')
+ext_pass=0; ext_fail=0
+while read -r p f; do [ -n "$p" ] && ext_pass=$((ext_pass + p)) && ext_fail=$((ext_fail + f)); done <<< "$ext"
+failed=$((py_fail + py_err + ext_fail))
+[ "$status" = 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "all: $((py_pass + ext_pass)) passed, $failed failed"
+exit "$status"

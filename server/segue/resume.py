@@ -16,12 +16,14 @@ from typing import Any
 from segue.lineage import marker
 from segue.model import RUNTIMES, Session
 
-INSTALL_HINTS = {
-    "claude": "install Claude Code: npm install -g @anthropic-ai/claude-code",
-    "codex": "install Codex CLI: npm install -g @openai/codex",
-    "opencode": "install OpenCode: npm install -g opencode-ai",
-    "cline": "install the Cline CLI: npm install -g cline",
+INSTALL_COMMANDS = {
+    "claude": "npm install -g @anthropic-ai/claude-code",
+    "codex": "npm install -g @openai/codex",
+    "opencode": "npm install -g opencode-ai",
+    "cline": "npm install -g cline",
 }
+_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "cline": "the Cline CLI"}
+INSTALL_HINTS = {rt: f"install {_NAMES[rt]}: {cmd}" for rt, cmd in INSTALL_COMMANDS.items()}
 # Native reopen works only from the session's own directory for these (a `--cwd` elsewhere means a new session).
 CWD_BOUND = ("claude", "opencode")
 REASONS = ("native", "requested", "other_runtime", "subagent", "not_in_store", "not_resumable", "cwd_override")
@@ -86,7 +88,8 @@ def new_session_argv(runtime: str, prompt: str) -> list[str]:
         "claude": ["claude", prompt],
         "codex": ["codex", prompt],
         "opencode": ["opencode", "--prompt", prompt],
-        "cline": ["cline", "--auto-approve", "false", prompt],
+        # a prompt argument alone runs Cline headless to the end (3.0.65); --tui keeps the session open
+        "cline": ["cline", "--auto-approve", "false", "--tui", prompt],
     }[runtime]
 
 
@@ -133,7 +136,7 @@ def locate_cli(runtime: str, path: str | None = None) -> str:
     if exe is None:
         raise PlanRefused("missing_cli", f"the {runtime} command is not installed or not on PATH; "
                                          f"{INSTALL_HINTS[runtime]}", runtime=runtime,
-                          install=INSTALL_HINTS[runtime])
+                          install=INSTALL_HINTS[runtime], install_command=INSTALL_COMMANDS[runtime])
     return exe
 
 
