@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from segue.brief import BRIEF_CAP, MAX_STEPS, STEP_CAP, build_facts, load_kept, keep_facts, render, write_brief
+from segue.brief import BRIEF_CAP, MAX_STEPS, STEP_CAP, build_facts, keep_facts, load_kept, render, write_brief
 from segue.model import ReadStats, Session, Step
 from segue.paths import StateDir, UnsafeDirectory
 from segue.redact import Redactor
@@ -22,7 +22,7 @@ def session(**kw: object) -> Session:
                    title="Fix the thing", **kw)  # type: ignore[arg-type]
 
 
-def facts_of(steps: list[Step], environ: dict[str, str] | None = None):  # noqa: ANN201
+def facts_of(steps: list[Step], environ: dict[str, str] | None = None):
     return build_facts(session(), iter(steps), ReadStats(), Redactor(environ=environ or {}))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
 from segue import listing
 from segue.listing import AmbiguousSession, Listing, SessionNotFound, cwd_within, resolve, scan
 from segue.model import ReadStats, Session, Step, iso, parse_time

@@ -17,8 +17,8 @@ import pytest
 import pytest_lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
-from segue.lsp import protocol as P
 
+from segue.lsp import protocol as P
 from tests.conftest import real_fixture
 from tests.test_lsp_harness import (
     RUNTIMES,

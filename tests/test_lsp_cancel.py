@@ -15,8 +15,8 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pytest_lsp import ClientServerConfig, LanguageClient
-from segue.lsp import protocol as P
 
+from segue.lsp import protocol as P
 from tests.test_lsp_harness import SERVER, Stores, cpu_seconds, init_params, keep_plain_json, server_pid
 
 COPIES = 15_000

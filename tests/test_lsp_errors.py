@@ -16,8 +16,8 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
-from segue.lsp import protocol as P
 
+from segue.lsp import protocol as P
 from tests.test_lsp_harness import SERVER, Stores, init_params, keep_plain_json, present_runtimes
 
 STORES = Stores("errors")

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
-from segue.lsp import protocol as P
 
+from segue.lsp import protocol as P
 from tests.test_lsp_harness import (
     SERVER,
     Stores,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from markdown_it import MarkdownIt
+
 from segue.quote import clean, fence, inline, mark_invisible
 
 MD = MarkdownIt("commonmark")

@@ -12,6 +12,7 @@ import time
 import urllib.parse
 
 import pytest
+
 from segue import redact as R
 from segue.redact import HANDOFF_TOKEN_RE, WITHHELD, Redactor
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from segue.redact import Redactor
 
 DATA = Path(__file__).parent / "data" / "redaction"

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from segue.model import ReadStats, Session, Step
 from segue.stores.base import MAX_TEXT, Env
 from segue.stores.claude import ClaudeReader, command_exit_code, request_text, subagent_session_id
-
 from tests.conftest import real_fixture
 
 CWD = "/home/me/src/proj"

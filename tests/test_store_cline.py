@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from segue.model import ReadStats, Session, Step
 from segue.stores.base import Env, SqliteUnavailable
 from segue.stores.cline import ClineReader
@@ -31,7 +32,6 @@ from segue.stores.cline_legacy import (
     patch_files,
     search_replace_counts,
 )
-
 from tests.conftest import real_fixture
 
 SID = "1795945918025_mtrtv"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import Env
 from segue.stores.codex import (

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from segue import listing as listing_mod
 from segue.model import ReadStats, Session, Step
 from segue.stores import opencode as oc
 from segue.stores.base import MAX_TEXT, Env, SqliteUnavailable
 from segue.stores.opencode import OpencodeReader, cap_text, unquote_prompt
-
 from tests.conftest import real_fixture
 
 # The 1.18.33 tables a reader touches, with the columns the real CLI creates (sqlite_master of a real DB).
