@@ -209,13 +209,15 @@ class Scratch:
         file names, once its argv shows it is the one started from this scratch root."""
         lock = self.home / ".cline" / "data" / "locks" / "hub" / "production.json"
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
+        while True:
             try:
                 pid = int(json.loads(lock.read_text())["pid"])
             except (OSError, ValueError, KeyError):
                 pid = 0
             if pid and pid not in self.stopped_hubs and hc.stop_pid(pid, f"--cline-hub-daemon --cwd {self.root}/"):
                 self.stopped_hubs.append(pid)
+                return
+            if time.monotonic() > deadline:
                 return
             time.sleep(0.25)
 
@@ -232,11 +234,10 @@ class Scratch:
             sid = json.loads(out)["session_id"]
         elif rt == "codex":
             out = self.offline([binary, "exec", "--json", "--skip-git-repo-check", prompt], cwd)
-            (sid,) = [e["thread_id"] for e in map(json.loads, filter(None, out.splitlines()))
-                      if e.get("type") == "thread.started"]
+            (sid,) = [e["thread_id"] for e in events(out) if e.get("type") == "thread.started"]
         elif rt == "opencode":
             out = self.offline([binary, "run", "--format", "json", prompt], cwd)
-            (sid,) = {e["sessionID"] for e in map(json.loads, filter(None, out.splitlines())) if "sessionID" in e}
+            (sid,) = {e["sessionID"] for e in events(out) if "sessionID" in e}
         else:
             try:
                 self.offline([binary, "auth", "-p", "openai-compatible", "-k", "dummy-key", "-m", "fake-model",
@@ -249,6 +250,11 @@ class Scratch:
         assert [unwrap(t) for role, t in self.store(rt).turns(sid) if role == "user"] == [prompt]
         self.sources[rt] = Source(rt, sid, cwd, prompt)
         return self.sources[rt]
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    """The JSON events a CLI printed one per line (other lines are its logging)."""
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
 @pytest.fixture(scope="module")
@@ -460,9 +466,7 @@ def test_handoff_across_runtimes_is_traced(source: str, target: str, scratch: Sc
 @dataclass
 class NewSession:
     id: str
-    first_prompt: str
-    brief: Path
-    continues: dict[str, str] | None
+    continues: dict[str, str] | None  # as `segue list --json` shows it
 
 
 def launch_new_session(s: Scratch, src: Source, target: str, flags: list[str], tmp: Path) -> NewSession:
@@ -501,4 +505,4 @@ def launch_new_session(s: Scratch, src: Source, target: str, flags: list[str], t
     assert src.prompt in brief.read_text() and src.id in brief.read_text()
     listed = json.loads(s.segue("list", "--json", "--runtime", target).stdout)
     (entry,) = [e for e in listed if e["id"] == new_id]
-    return NewSession(id=new_id, first_prompt=first, brief=brief, continues=entry["continues"])
+    return NewSession(id=new_id, continues=entry["continues"])
