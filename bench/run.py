@@ -397,9 +397,13 @@ def _machine() -> dict[str, Any]:
 
 
 def _git() -> str | None:
+    """The commit measured; `+dirty` when server/ has uncommitted changes (the editable install runs them)."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "server"], cwd=REPO, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return None
 
