@@ -12,6 +12,7 @@ by `Spawner`, a small helper process (`python -m bench.proc`): their peak RSS re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -107,6 +108,8 @@ class Spawner:
         if self.p.stdin:
             self.p.stdin.close()
         self.p.wait(timeout=30)
+        with contextlib.suppress(OSError):
+            os.rmdir(self.scratch)
 
 
 def _serve() -> None:
