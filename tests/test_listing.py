@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import sys
 import types
@@ -131,7 +132,7 @@ def test_cache_rereads_only_changed_sources(tmp_path: Path, dir_reader: type[Dir
     assert sorted(dir_reader.reads) == [str(store / "3.json"), str(store / "9.json")]
     by_id = {s.id: s for s in third.sessions}
     assert "s0" not in by_id and by_id["s3"].first_request == "changed"
-    assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "listing.json") == 0o600
+    assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "listing.bin") == 0o600
 
 
 def stat_mode(p: Path) -> int:
@@ -164,7 +165,24 @@ def test_damaged_cache_is_rebuilt(tmp_path: Path, dir_reader: type[DirReader]) -
     (store / "a.json").write_text(json.dumps({"id": "a", "t": 5}))
     state = StateDir(tmp_path / "state")
     scan(Env(home=tmp_path / "home"), state, ["claude"])
-    (state.cache / "listing.json").write_text("garbage")
+    (state.cache / "listing.bin").write_text("garbage")
     out = scan(Env(home=tmp_path / "home"), state, ["claude"])
     assert [s.id for s in out.sessions] == ["a"]
-    assert json.loads((state.cache / "listing.json").read_text())["version"] == listing.CACHE_VERSION
+    assert marshal.loads((state.cache / "listing.bin").read_bytes())["version"][0] == listing.CACHE_VERSION
+
+
+def test_parallel_cold_listing_matches_serial(tmp_path: Path, dir_reader: type[DirReader],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(30):
+        (store / f"{i}.json").write_text(json.dumps({"id": f"s{i}", "t": i, "q": f"ask {i}"}))
+    (store / "bad.json").write_text("{")
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    env = Env(home=tmp_path / "home")
+    serial = scan(env, StateDir(tmp_path / "a"), ["claude"])
+    par = scan(env, StateDir(tmp_path / "b"), ["claude"], parallel=True)
+    assert sorted((s.id, s.first_request) for s in par.sessions) == sorted(
+        (s.id, s.first_request) for s in serial.sessions)
+    assert [k.path for k in par.skipped] == [k.path for k in serial.skipped]
+    assert dir_reader.reads.count(str(store / "0.json")) == 1  # only the serial run read in this process

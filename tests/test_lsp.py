@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import marshal
 import re
 from pathlib import Path
 from typing import Any
@@ -217,9 +218,9 @@ async def test_concurrent_requests_all_answer_as_they_would_alone(client: Langua
 
 async def test_the_listing_cache_stays_warm_between_requests(client: LanguageClient, home: Path) -> None:
     first = await call(client, P.LIST_SESSIONS, {"include_subagents": True})
-    cache = home / "cache" / "listing.json"
+    cache = home / "cache" / "listing.bin"
     assert cache.is_file()
-    sources = json.loads(cache.read_text())["sources"]
+    sources = marshal.loads(cache.read_bytes())["sources"]
     assert {k.split("\0")[0] for k in sources} == set(STORES.expected)  # every store's sources are cached
     stamp = cache.stat().st_mtime_ns
     again = await call(client, P.LIST_SESSIONS, {"include_subagents": True})

@@ -8,10 +8,8 @@ cut), marked for invisible characters, and fenced (`quote.py`), in that order.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
-import secrets
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -19,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from segue import kept
 from segue.model import CommandRun, FileChange, ReadStats, Session, Step, iso
 from segue.paths import StateDir, ensure_private_dir
 from segue.quote import clean, fence, inline, mark_invisible
@@ -309,58 +308,20 @@ def write_brief(state: StateDir, session: Session, markdown: str, now: float | N
     raise FileExistsError(f"could not find a free brief name in {d}")
 
 
-def _kept_path(state: StateDir, runtime: str, session_id: str) -> Path:
-    return state.cache / "briefs" / runtime / f"{_SAFE.sub('_', session_id)[:120]}.json"
-
-
 def keep_facts(state: StateDir, facts: Facts, now: float) -> None:
     """Remember the last brief's facts, so a session that leaves its store can still be briefed."""
-    try:
-        state.ensure()
-        ensure_private_dir(state.cache)
-        ensure_private_dir(state.cache / "briefs")
-        d = ensure_private_dir(state.cache / "briefs" / facts.session.runtime)
-        data = {"kept_at": now, "session": facts.session.to_cache(), "facts": facts.to_json()}
-        tmp = d / f".{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, _kept_path(state, facts.session.runtime, facts.session.id))
-    except OSError:
-        pass  # keeping facts is best effort; the brief itself already succeeded
+    kept.keep(state, facts.session, facts.to_json(), now)
 
 
 def load_kept(state: StateDir, runtime: str, session_id: str) -> Facts | None:
-    try:
-        with open(_kept_path(state, runtime, session_id), encoding="utf-8") as f:
-            data = json.load(f)
-        return facts_from_json(Session.from_cache(data["session"]), data["facts"], data["kept_at"])
-    except (OSError, ValueError, KeyError, TypeError):
+    found = kept.load(state, runtime, session_id)
+    if found is None:
         return None
-
-
-def kept_sessions(state: StateDir) -> list[tuple[Session, float]]:
-    out = []
-    root = state.cache / "briefs"
+    session, data, kept_at = found
     try:
-        runtimes = list(os.scandir(root))
-    except OSError:
-        return out
-    for rt in runtimes:
-        try:
-            entries = list(os.scandir(rt.path))
-        except OSError:
-            continue
-        for e in entries:
-            if not e.name.endswith(".json"):
-                continue
-            try:
-                with open(e.path, encoding="utf-8") as f:
-                    data = json.load(f)
-                out.append((Session.from_cache(data["session"]), float(data["kept_at"])))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-    return out
+        return facts_from_json(session, data, kept_at)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def facts_from_json(session: Session, d: dict[str, Any], kept_at: float) -> Facts:

@@ -119,7 +119,9 @@ def _service(args: argparse.Namespace) -> Any:
     from segue.paths import StateDir
     from segue.service import Service
 
-    return Service(StateDir.resolve(args.home))
+    svc = Service(StateDir.resolve(args.home))
+    svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
+    return svc
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -149,7 +151,9 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _dump(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    """Indented for a person at a terminal; compact (and several times faster to encode) for programs."""
+    indent = 2 if sys.stdout.isatty() else None
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
 
 
 # -- list -----------------------------------------------------------------------------------------------------

@@ -1,17 +1,19 @@
 """Discovery across the four readers, the listing cache, ordering, filters and session references.
 
-The cache (`cache/listing.json` in Segue's state directory) maps each source (a session file or a
+The cache (`cache/listing.bin` in Segue's state directory) maps each source (a session file or a
 database) to its fingerprint (size and mtime of the file and its side files) and the sessions read from
-it. A warm listing stats every source and re-reads only those whose fingerprint changed.
+it. A warm listing stats every source and re-reads only those whose fingerprint changed. A cold listing of
+many sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import json
+import marshal
 import os
 import secrets
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,7 @@ from segue.model import RUNTIMES, Session
 from segue.paths import StateDir
 from segue.stores.base import Env, Location, Reader, Source
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 _READERS = {
     "claude": ("segue.stores.claude", "ClaudeReader"),
     "codex": ("segue.stores.codex", "CodexReader"),
@@ -108,18 +110,24 @@ def cwd_within(cwd: str | None, directory: str) -> bool:
 
 
 class ListingCache:
-    """`cache/listing.json`: {version, sources: {"runtime\\0path": {fp, sessions, error}}}."""
+    """`cache/listing.bin`: {source key: [fingerprint, sessions, error]} in `marshal` form.
+
+    marshal (stdlib) loads thousands of sessions several times faster than JSON; its format is tied to the
+    Python version, which is part of the cache's version key, and the file lives in Segue's private state
+    directory. Sessions stay Session objects in memory (a long-lived language server reuses them) and are
+    converted only when read from or written to disk.
+    """
 
     def __init__(self, state: StateDir | None) -> None:
         self.state = state
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, list[Any]] = {}
         self.dirty = False
         if state is not None:
             self._load()
 
     @property
     def path(self) -> Path | None:
-        return self.state.cache / "listing.json" if self.state else None
+        return self.state.cache / "listing.bin" if self.state else None
 
     def _load(self) -> None:
         p = self.path
@@ -127,22 +135,26 @@ class ListingCache:
             return
         try:
             with open(p, "rb") as f:
-                data = json.loads(f.read())
-        except (OSError, ValueError):
-            return  # no cache or a damaged one: a cold listing rebuilds it
-        if isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(
-                data.get("sources"), dict):
+                data = marshal.loads(f.read())
+        except Exception:  # no cache, or a damaged one: a cold listing rebuilds it
+            return
+        if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("sources"), dict):
             self.entries = data["sources"]
 
-    def get(self, src: Source) -> dict[str, Any] | None:
+    def get(self, src: Source) -> tuple[list[Session], str | None] | None:
         e = self.entries.get(f"{src.runtime}\0{src.path}")
-        if e is not None and e.get("fp") == _jsonable(src.fingerprint):
-            return e
-        return None
+        if e is None or e[0] != src.fingerprint:
+            return None
+        sessions = e[1]
+        if sessions and not isinstance(sessions[0], Session):
+            try:
+                sessions = e[1] = [Session.from_cache(d) for d in sessions]
+            except Exception:
+                return None
+        return sessions, e[2]
 
     def put(self, src: Source, sessions: list[Session], error: str | None) -> None:
-        self.entries[f"{src.runtime}\0{src.path}"] = {
-            "fp": _jsonable(src.fingerprint), "sessions": [s.to_cache() for s in sessions], "error": error}
+        self.entries[f"{src.runtime}\0{src.path}"] = [src.fingerprint, sessions, error]
         self.dirty = True
 
     def prune(self, runtimes: Iterable[str], seen: set[str]) -> None:
@@ -155,25 +167,28 @@ class ListingCache:
         if not self.dirty or self.state is None:
             return
         try:
+            out = {k: [e[0], [x.to_cache() if isinstance(x, Session) else x for x in e[1]], e[2]]
+                   for k, e in self.entries.items()}
+            data = marshal.dumps({"version": _VERSION, "sources": out})
             cache_dir = self.state.private(self.state.cache)
             tmp = cache_dir / f".listing.{os.getpid()}.{secrets.token_hex(4)}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"version": CACHE_VERSION, "sources": self.entries}, f, separators=(",", ":"))
-            os.replace(tmp, cache_dir / "listing.json")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, cache_dir / "listing.bin")
             self.dirty = False
-        except OSError:
+        except (OSError, ValueError):
             pass  # the cache is an optimisation; a read-only or full disk must not fail a listing
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (tuple, list)):
-        return [_jsonable(x) for x in v]
-    return v
+_VERSION = (CACHE_VERSION, sys.version_info[0], sys.version_info[1])
+
+
+PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker processes
 
 
 def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None,
-         cache: ListingCache | None = None, cancelled: Any = None) -> Listing:
+         cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False) -> Listing:
     """Read every source of the chosen runtimes, using and refreshing the cache."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in _READERS]
     cache = cache if cache is not None else ListingCache(state)
@@ -181,32 +196,34 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     skipped: list[Skipped] = []
     locations: dict[str, list[Location]] = {}
     seen_keys: set[str] = set()
+    readers: dict[str, Reader] = {}
+    pending: dict[str, list[Source]] = {}
     for runtime in runtimes:
         try:
-            reader = reader_for(runtime, env)
+            reader = readers[runtime] = reader_for(runtime, env)
             locations[runtime] = reader.locations()
             sources = list(reader.sources())
         except Exception as e:  # a reader bug or an unreadable root must not hide other runtimes
             skipped.append(Skipped(runtime, "", f"could not look for sessions: {type(e).__name__}: {e}"))
             continue
         for src in sources:
-            if cancelled is not None and cancelled():
-                raise Cancelled()
             seen_keys.add(f"{src.runtime}\0{src.path}")
             entry = cache.get(src)
-            if entry is not None:
-                sessions = [Session.from_cache(d) for d in entry["sessions"]]
-                error = entry.get("error")
-            else:
-                try:
-                    sessions, error = reader.summarize(src), None
-                except Exception as e:
-                    sessions, error = [], f"{type(e).__name__}: {e}"
-                cache.put(src, sessions, error)
+            if entry is None:
+                pending.setdefault(runtime, []).append(src)
+                continue
+            sessions, error = entry
             if error:
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+    for src, sessions, error in _summarize_all(readers, pending, env, cancelled, parallel):
+        cache.put(src, sessions, error)
+        if error:
+            skipped.append(Skipped(src.runtime, src.path, error))
+        for s in sessions:
+            _keep(found, s)
+    for runtime, reader in readers.items():
         with contextlib.suppress(Exception):  # live is a hint; a failure here must not fail the listing
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
     cache.prune(runtimes, seen_keys)
@@ -214,6 +231,53 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations)
     _count_subagents(listing.sessions)
     return listing
+
+
+def _summarize(reader: Reader, src: Source) -> tuple[list[Session], str | None]:
+    try:
+        return reader.summarize(src), None
+    except Exception as e:
+        return [], f"{type(e).__name__}: {e}"
+
+
+def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cancelled: Any,
+                   parallel: bool) -> Iterable[tuple[Source, list[Session], str | None]]:
+    total = sum(len(v) for v in pending.values())
+    workers = min(4, os.cpu_count() or 1)
+    if parallel and total >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
+        try:
+            yield from _summarize_parallel(pending, env, workers)
+            return
+        except (OSError, RuntimeError, ImportError):
+            pass  # no worker processes here: fall back to reading in this process
+    for runtime, sources in pending.items():
+        for src in sources:
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            sessions, error = _summarize(readers[runtime], src)
+            yield src, sessions, error
+
+
+def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
+                        ) -> Iterable[tuple[Source, list[Session], str | None]]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = []
+    for runtime, sources in pending.items():
+        per = max(1, -(-len(sources) // workers))
+        chunks += [(runtime, env, sources[i:i + per]) for i in range(0, len(sources), per)]
+    # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
+    # it has no other threads, which is what makes fork safe.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        for results in pool.map(_summarize_chunk, chunks):
+            yield from results
+
+
+def _summarize_chunk(args: tuple[str, Env, list[Source]]) -> list[tuple[Source, list[Session], str | None]]:
+    runtime, env, sources = args
+    reader = reader_for(runtime, env)
+    return [(src, *_summarize(reader, src)) for src in sources]
 
 
 class Cancelled(Exception):

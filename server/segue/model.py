@@ -7,6 +7,7 @@ server, extension) sees them through `to_json`, so there is exactly one JSON sha
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -25,8 +26,14 @@ def iso(ts: float | None) -> str | None:
     """Epoch seconds -> ISO 8601 UTC with milliseconds and `Z` (the JSON contract)."""
     if ts is None:
         return None
-    dt = datetime.fromtimestamp(ts, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    ms = round(ts * 1000)
+    secs, milli = divmod(ms, 1000)
+    try:
+        t = time.gmtime(secs)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+            f".{milli:03d}Z")
 
 
 def parse_time(value: Any) -> float | None:
@@ -126,20 +133,38 @@ class Session:
             "problems": list(self.problems),
         }
 
-    # The listing cache stores sessions in this lossless form (times stay numeric).
+    # The listing cache stores sessions in this lossless form (times stay numeric). Both directions are on
+    # the hot path of every listing (thousands of sessions), hence plain dict work instead of asdict().
     def to_cache(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d.pop("handed_off", None)
-        d.pop("subagent_count", None)
+        d = dict(self.__dict__)
+        d["continues"] = self.continues.to_json() if self.continues else None
+        d["handed_off"] = None
+        d["subagent_count"] = 0
         return d
 
     @classmethod
     def from_cache(cls, d: dict[str, Any]) -> Session:
-        d = dict(d)
-        cont = d.pop("continues", None)
-        s = cls(**d)
+        s = object.__new__(cls)
+        s.__dict__.update(_DEFAULTS)
+        s.__dict__.update(d)
+        s.problems = list(s.problems)
+        cont = d.get("continues")
         s.continues = Continues(**cont) if cont else None
         return s
+
+    def copy(self) -> Session:
+        """A shallow copy for per-request decoration (handed_off, continues, counts)."""
+        s = object.__new__(Session)
+        s.__dict__.update(self.__dict__)
+        s.problems = list(self.problems)
+        return s
+
+
+_DEFAULTS: dict[str, Any] = {
+    f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)  # type: ignore[misc]
+    for f in dataclasses.fields(Session) if f.default is not dataclasses.MISSING
+    or f.default_factory is not dataclasses.MISSING
+}
 
 
 @dataclass

@@ -33,19 +33,36 @@ class Service:
         self._cache: ListingCache | None = None  # kept warm in a long-lived process (the language server)
         self._lock = threading.Lock()
         self._redactor: Any = None
+        # A long-lived server with a store watcher reuses its last full listing this long (seconds); the
+        # watcher rescans on any change it sees. 0 = always rescan (the CLI runs once anyway).
+        self.reuse_within = 0.0
+        self.parallel = False  # worker processes for a cold listing: only for single-threaded callers (CLI)
+        self._last: tuple[float, _Listing] | None = None
 
     # -- listing --------------------------------------------------------------------------------------------
-    def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None
-             ) -> _Listing:
+    def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
+             fresh: bool = False) -> _Listing:
+        """Every session of the chosen runtimes, decorated for this moment (handoffs, lineage, kept facts).
+        Sessions are per-call copies: the cached objects are never decorated in place."""
         with self._lock:
-            if self._cache is None:
-                self._cache = ListingCache(self.state)
-            listing = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled)
+            now = time.monotonic()
+            if (not fresh and runtimes is None and self._last is not None
+                    and now - self._last[0] < self.reuse_within):
+                raw = self._last[1]
+            else:
+                if self._cache is None:
+                    self._cache = ListingCache(self.state)
+                raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
+                           parallel=self.parallel)
+                if runtimes is None:
+                    self._last = (now, raw)
+        listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
+                           locations=raw.locations)
         self._decorate(listing, runtimes)
         return listing
 
     def _decorate(self, listing: _Listing, runtimes: Sequence[str] | None) -> None:
-        from segue.brief import kept_sessions
+        from segue.kept import kept_sessions
         from segue.tokens import Registry
 
         present = {(s.runtime, s.id) for s in listing.sessions}

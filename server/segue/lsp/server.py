@@ -217,13 +217,19 @@ def on_initialize(ls: SegueServer, params: types.InitializeParams) -> None:
         ls.watch = False
 
 
+REUSE_WITHIN = 3.0
+
+
 @server.feature(types.INITIALIZED)
 def on_initialized(ls: SegueServer, params: types.InitializedParams) -> None:
     ls.event_loop = asyncio.get_running_loop()
     if not ls.watch or ls.watcher is not None:
         return
-    ls.watcher = Watcher(ls.svc(), notify=lambda runtimes: _notify_changed(ls, runtimes),
-                         interval=watch_interval())
+    svc = ls.svc()
+    ls.watcher = Watcher(svc, notify=lambda runtimes: _notify_changed(ls, runtimes), interval=watch_interval())
+    # With a watcher rescanning on every change it sees, a listing a few seconds old is current enough:
+    # requests then answer from memory instead of statting every source again.
+    svc.reuse_within = REUSE_WITHIN
     ls.watcher.start()
 
 

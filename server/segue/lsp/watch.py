@@ -43,7 +43,7 @@ class Watcher:
 
     def _run(self) -> None:
         try:
-            listing = self.service.scan()  # also warms the cache for the first request
+            listing = self.service.scan(fresh=True)  # also warms the cache for the first request
         except Exception:
             log.exception("initial scan failed; not watching")
             return
@@ -57,7 +57,7 @@ class Watcher:
                 self._stop.wait(min(SETTLE, self.interval))
                 before = list(self._paths)
                 sig = self._signature()  # taken before the scan: a write during the scan shows up next tick
-                changed = self._remember(self.service.scan())
+                changed = self._remember(self.service.scan(fresh=True))
                 if self._paths != before:
                     sig = self._signature()
                 if changed and not self._stop.is_set():
