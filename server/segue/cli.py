@@ -150,6 +150,18 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+def _dump_list(items: list[Any]) -> None:
+    """A JSON array written item by item: no second copy of a large listing in memory."""
+    if sys.stdout.isatty():
+        _dump(items)
+        return
+    w = sys.stdout.write
+    w("[")
+    for i, item in enumerate(items):
+        w(("," if i else "") + json.dumps(item, ensure_ascii=False))
+    w("]\n")
+
+
 def _dump(obj: Any) -> None:
     """Indented for a person at a terminal; compact (and several times faster to encode) for programs."""
     indent = 2 if sys.stdout.isatty() else None
@@ -164,7 +176,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     sessions = listing.ordered(runtimes=args.runtime, directory=args.dir, include_subagents=args.all,
                                limit=args.limit)
     if args.json:
-        _dump([s.to_json() for s in sessions])
+        _dump_list([s.to_json() for s in sessions])
     elif sessions:
         print(render_table(sessions, time.time()))
     else:

@@ -154,6 +154,8 @@ class ListingCache:
         return sessions, e[2]
 
     def put(self, src: Source, sessions: list[Session], error: str | None) -> None:
+        for s in sessions:
+            s.prime()
         self.entries[f"{src.runtime}\0{src.path}"] = [src.fingerprint, sessions, error]
         self.dirty = True
 

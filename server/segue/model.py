@@ -119,8 +119,8 @@ class Session:
             "first_request": self.first_request,
             "cwd": self.cwd,
             "branch": self.branch or None,
-            "started_at": iso(self.started_at),
-            "updated_at": iso(self.updated_at),
+            "started_at": self._iso("started_at"),
+            "updated_at": self._iso("updated_at"),
             "model": self.model,
             "parent_id": self.parent_id,
             "resumable": self.resumable,
@@ -132,6 +132,21 @@ class Session:
             "store_path": self.store_path,
             "problems": list(self.problems),
         }
+
+    def _iso(self, name: str) -> str | None:
+        """ISO form of a time field, memoised in the instance (and so in the listing cache): formatting
+        thousands of timestamps is a visible share of a warm listing."""
+        ts = self.__dict__[name]
+        memo = self.__dict__.get("_iso_" + name)
+        if memo is not None and memo[0] == ts:
+            return memo[1]
+        text = iso(ts)
+        self.__dict__["_iso_" + name] = (ts, text)
+        return text
+
+    def prime(self) -> None:
+        self._iso("started_at")
+        self._iso("updated_at")
 
     # The listing cache stores sessions in this lossless form (times stay numeric). Both directions are on
     # the hot path of every listing (thousands of sessions), hence plain dict work instead of asdict().
