@@ -100,8 +100,14 @@ class Service:
                 "skipped_reasons": [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}"
                                     for k in listing.skipped]}
 
-    def find(self, ref: str, cancelled: Callable[[], bool] | None = None) -> tuple[Session, _Listing]:
-        listing = self.scan(cancelled=cancelled)
+    def find(self, ref: str, cancelled: Callable[[], bool] | None = None, everything: bool = False
+             ) -> tuple[Session, _Listing]:
+        """The session a reference names. `runtime:id` reads only that runtime's stores, unless the caller
+        needs `everything` (a trace follows links into other runtimes)."""
+        from segue.listing import parse_ref
+
+        runtime = None if everything else parse_ref(ref)[0]
+        listing = self.scan([runtime] if runtime else None, cancelled=cancelled)
         return resolve(listing.sessions, ref), listing
 
     # -- briefs ---------------------------------------------------------------------------------------------
@@ -230,7 +236,7 @@ class Service:
 
     # -- lineage --------------------------------------------------------------------------------------------
     def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
-        session, listing = self.find(ref, cancelled)
+        session, listing = self.find(ref, cancelled, everything=True)
         return lineage.chain(listing.sessions, session)
 
 
