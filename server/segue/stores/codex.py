@@ -494,12 +494,12 @@ def normalize(obj: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     return "unknown", obj, obj.get("timestamp")
 
 
-def _string_end(raw: bytes, j: int) -> int:
-    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1 (also after 64
+def _string_end(raw: bytes, j: int, limit: int = 64) -> int:
+    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1 (also after `limit`
     escaped quotes). Loops over quotes with a single-byte `find`: memchr-fast, where CPython's
     multi-byte search is slow on JSON."""
     k = j + 1
-    for _ in range(64):  # text full of escaped quotes: a plain decode is cheaper than this loop
+    for _ in range(limit):  # text full of escaped quotes: a plain decode is cheaper than this loop
         k = raw.find(b'"', k)
         if k < 0:
             return -1
@@ -1226,24 +1226,39 @@ class StepBuilder:
         self.prev: Step | None = None
         self.last_message: str | None = None
         self.big_skipped = 0
+        self._ts: Any = None
+        self._at: float | None = None
 
     # -- raw lines
 
     def feed_raw(self, raw: bytes, whole: bool, stats: ReadStats) -> Iterator[Step]:
-        if any(s in raw[:320] for s in _SKIP_PREFIX):
+        m = _ENVELOPE_RE.match(raw) if whole else None
+        plan = None
+        if m is not None:  # Codex's own compact envelope: most records are decided from their bytes
+            plan = self._plan(raw, m)
+        elif whole and (b := _BARE_OUTPUT_RE.match(raw)) is not None:
+            plan = self._plan_output(raw, b.end(), bare=True)
+        if plan is _SKIP:
             return
-        if not whole or len(raw) > 256 * 1024:
+        if plan is not None:
+            kind, payload, ts = normalize(plan)
+            yield from self.feed(kind, payload, ts)
+            return
+        if m is None:
+            head = raw[:320]
+            if any(s in head for s in _SKIP_PREFIX):
+                return
+        if not whole:  # only the first 64 KiB of the line are here
             fast = _fast_output(raw)
-            if fast is not None:  # a huge tool output: only its call id and exit-code header matter
+            if fast is not None:  # a huge tool output: its call id and exit-code header
                 yield from self._output(fast, None)
                 return
-            if not whole:
-                if not self.big_skipped:
-                    stats.problems.append(f"records over {MAX_LINE >> 20} MiB skipped")
-                self.big_skipped += 1
-                return
-            if b'"data:' in raw:
-                raw = _DATA_URL_RE.sub(b'"data:"', raw)  # inline base64 images
+            if not self.big_skipped:
+                stats.problems.append(f"records over {MAX_LINE >> 20} MiB skipped")
+            self.big_skipped += 1
+            return
+        if len(raw) > 256 * 1024 and b'"data:' in raw:
+            raw = _DATA_URL_RE.sub(b'"data:"', raw)  # inline base64 images
         if b'"turn_context"' in raw[:320]:
             raw = _slim(raw)
         recs, bad = decode_records(raw)
@@ -1252,8 +1267,82 @@ class StepBuilder:
             kind, payload, ts = normalize(obj)
             yield from self.feed(kind, payload, ts)
 
+    def _plan(self, raw: bytes, m: re.Match[bytes]) -> Any:
+        """Decide an envelope line from its bytes: `_SKIP` (nothing a brief uses), a record decoded from a
+        copy with the middle of its big output strings cut out, or None (decode the line whole)."""
+        kind, sub = m.group(1), m.group(2)
+        if kind == b"turn_context" or sub is None:
+            return None
+        at = m.end()
+        if kind == b"response_item":
+            if sub not in _USED_RESPONSE:
+                return _skip(raw, at)
+            if sub == b"message":
+                role = _ROLE_AT_RE.match(raw, at)
+                if role is not None and (role.group(1) in (b"developer", b"system") or (
+                        role.group(1) == b"assistant" and self.events_form)):
+                    return _skip(raw, at)  # instructions, or the response-item copy of an event message
+            elif sub in (b"function_call_output", b"custom_tool_call_output"):
+                return self._plan_output(raw, at)
+            return None
+        if kind == b"event_msg":
+            if sub not in _USED_EVENTS:
+                return _skip(raw, at)
+            if sub == b"item_completed":
+                it = _ITEM_AT_RE.match(raw, at)
+                if it is None:
+                    return None
+                if it.group(1) not in _USED_TURN_ITEMS:
+                    return _skip(raw, at)
+                if it.group(1) == b"CommandExecution" and len(raw) >= CUT_MIN:
+                    obj = _cut_record(raw, at, (b'"aggregated_output":"',), 0)
+                    item = _dig(obj, "item")
+                    return obj if item is not None and _ends_kept(item.get("aggregated_output"), False) else None
+            elif sub == b"exec_command_end" and len(raw) >= CUT_MIN:
+                obj = _cut_record(raw, at, _EXEC_END_KEYS, 0)
+                p = _dig(obj)
+                if p is not None and _ends_kept(_str(p.get("aggregated_output")) or p.get("stdout"), False):
+                    return obj
+            return None
+        return _skip(raw, at)  # session_meta, compacted, world_state, token records, …
+
+    def _plan_output(self, raw: bytes, at: int, bare: bool = False) -> Any:
+        """A tool output (wrapped, or a bare X1 item): skipped unless its call waits for it; a command's
+        output is read from its ends."""
+        m = _CALL_ID_AT_RE.match(raw, at)
+        if m is None:
+            return None
+        try:
+            cid = m.group(1).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        c = self.pending.get(cid)
+        if c is None or c.kind == "tool":
+            # A second record can only start where the output string ends (its `{` then reads as the
+            # string's last character): scanning from there is cheaper than scanning the whole output.
+            k = _string_end(raw, m.end() - 1) if m.group(2) is not None else -1
+            if _skip(raw, k - 1 if k > 0 else at, bare) is None:
+                return None
+        if c is None:
+            return _SKIP
+        if c.kind == "tool":  # a tool step shows the call, never its output
+            out = {"type": "function_call_output", "call_id": cid}
+            return out if bare else {"type": "response_item", "payload": out}
+        if c.kind not in ("command", "stdin") or m.group(2) is None or len(raw) < CUT_MIN:
+            return None
+        for head in (1024, 12 * 1024):  # the exit-code header, usually in the first lines
+            obj = _cut_record(raw, at, (), head, (m.end() - 1,))
+            p = obj if bare else _dig(obj)
+            if p is None:
+                return None
+            if _ends_kept(p.get("output"), True):
+                return obj
+        return None
+
     def feed(self, kind: str, p: dict[str, Any], ts: Any) -> Iterator[Step]:
-        at = parse_time(ts) if ts is not None else None
+        if ts != self._ts:  # records come in bursts with one timestamp: parse each once
+            self._ts, self._at = ts, (parse_time(ts) if ts is not None else None)
+        at = self._at
         if kind == "response_item":
             yield from self._response_item(p, at)
         elif kind == "event_msg":
@@ -1602,6 +1691,114 @@ def _short_args(args: dict[str, Any]) -> str:
     except (TypeError, ValueError):
         s = ""
     return s if len(s) <= 200 else s[:199] + "…"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Steps without decoding what a brief does not read
+#
+# Most of a big rollout is tool output (a command's output is written twice: in the `CommandExecution` item
+# or `exec_command_end` event and in the `function_call_output`), reasoning and token counts. A brief needs
+# a command's exit code and the last few hundred characters of its output. So records are sorted by the
+# envelope's record types before decoding, outputs whose call is already settled are skipped, and a long
+# output string is decoded from a copy of the line whose middle is cut out (replaced by `_MARK`). Every
+# shortcut falls back to decoding the whole line when its preconditions do not hold.
+
+CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
+CUT_TAIL = 1024  # bytes kept at the end of a cut string (the output tail is its last OUTPUT_TAIL characters)
+_MARK = "\x00segue:cut\x00"  # what a cut string holds in place of its middle
+_MARK_JSON = b"\\u0000segue:cut\\u0000"
+_SKIP = object()
+
+_USED_RESPONSE = {b"message", b"function_call", b"custom_tool_call", b"local_shell_call", b"function_call_output",
+                  b"custom_tool_call_output", b"local_shell_call_output", b"web_search_call"}
+_USED_EVENTS = {b"user_message", b"agent_message", b"item_completed", b"exec_command_end", b"patch_apply_end",
+                b"task_complete", b"turn_complete", b"turn_aborted", b"task_started", b"turn_started",
+                b"collab_agent_spawn_end"}
+_USED_TURN_ITEMS = {b"UserMessage", b"AgentMessage", b"CommandExecution", b"FileChange", b"CollabAgentToolCall"}
+_EXEC_END_KEYS = (b'"stdout":"', b'"stderr":"', b'"aggregated_output":"', b'"formatted_output":"')
+# Matched right after the envelope's payload type, so they only see the payload's own leading keys.
+_ROLE_AT_RE = re.compile(rb'(?:"id":"[^"\\]{0,200}",)?"role":"(\w+)"')
+_ITEM_AT_RE = re.compile(rb'(?:"thread_id":"[^"\\]{0,200}",)?(?:"turn_id":"[^"\\]{0,200}",)?"item":\{"type":"(\w+)"')
+_BARE_OUTPUT_RE = re.compile(rb'\{"type":"(?:function_call_output|custom_tool_call_output)",')
+_CALL_ID_AT_RE = re.compile(rb'(?:"id":"[^"\\]{0,200}",)?"call_id":"([^"\\]{1,200})"(,"output":")?')
+
+
+def _skip(raw: bytes, at: int, bare: bool = False) -> Any:
+    """`_SKIP`, unless a second record starts later in the line (a cut record run into the next one,
+    #24425): then None, and the line is decoded record by record."""
+    return None if raw.find(b'{"type"' if bare else b'{"timestamp"', at) >= 0 else _SKIP
+
+
+def _cut_point(raw: bytes, p: int, hi: int) -> int:
+    """The first index from `p` (below `hi`, at most 256 bytes on) where a JSON string can be cut: not
+    inside an escape sequence (no backslash in the 6 bytes before) nor inside a UTF-8 character; else -1."""
+    end = min(p + 256, hi)
+    while p < end:
+        b = raw.rfind(b"\\", p - 6, p)
+        if b >= 0:
+            p = b + 7
+        elif 0x80 <= raw[p] < 0xC0:
+            p += 1
+        else:
+            return p
+    return -1
+
+
+def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
+                ) -> dict[str, Any] | None:
+    """Decode `raw` with the middle of each long string value cut out (`head` bytes kept at its start,
+    about CUT_TAIL at its end). The strings are those opened at `opens` and the first value of each of
+    `keys` after `start`. None when nothing was long enough or the copy does not decode."""
+    starts = list(opens)
+    for key in keys:
+        i = raw.find(key, start)
+        if i >= 0:
+            starts.append(i + len(key) - 1)
+    pieces: list[bytes] = []
+    prev = 0
+    for j in sorted(starts):
+        if j < prev:
+            continue
+        k = _string_end(raw, j, 4096)
+        if k < 0 or k - j < head + CUT_TAIL + 1024:
+            continue
+        a = j + 1 if head == 0 else _cut_point(raw, j + 1 + head, k)
+        b = _cut_point(raw, k - CUT_TAIL, k)
+        if a < 0 or b < 0:
+            continue
+        pieces += (raw[prev:a], _MARK_JSON)
+        prev = b
+    if not pieces:
+        return None
+    pieces.append(raw[prev:])
+    obj = loads(b"".join(pieces))
+    return obj if isinstance(obj, dict) else None
+
+
+def _dig(obj: dict[str, Any] | None, *keys: str) -> dict[str, Any] | None:
+    """`obj["payload"][keys…]` when each level is an object."""
+    d: Any = obj.get("payload") if obj is not None else None
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d if isinstance(d, dict) else None
+
+
+def _ends_kept(text: Any, header: bool) -> bool:
+    """Does a cut output give what the whole one would? `_output_tail` reads the end (after the first
+    `Output:` line), `exit_code_from_output` the first 8 KiB or up to an `Output:` line (`header`)."""
+    i = text.find(_MARK) if isinstance(text, str) else -1
+    if i < 0:
+        return True  # not cut
+    if header:
+        head = text[:i]
+        if head.startswith(('{"output"', '{"metadata"')):
+            return False  # old shell JSON, decoded whole
+        if i < 8192 and not _OUTPUT_LINE_RE.search(head):
+            return False
+    tail = text[i + len(_MARK):]
+    kept = len(tail.rstrip())
+    j = tail.find("\nOutput:\n")
+    return kept >= OUTPUT_TAIL + 16 and (j < 0 or kept - (j + 9) >= OUTPUT_TAIL)
 
 
 def _fast_output(raw: bytes) -> dict[str, Any] | None:
