@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -280,15 +279,12 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
 # ---------------------------------------------------------------------------------------------------------
 # Files: briefs in handoffs/, kept facts in cache/briefs/
 
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
 def write_brief(state: StateDir, session: Session, markdown: str, now: float | None = None) -> Path:
     """Write a new brief file (0600, O_EXCL, no symlinks followed) into handoffs/ (0700). Never overwrites."""
     state.ensure()
     d = ensure_private_dir(state.handoffs)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now or time.time()))
-    base = f"{session.runtime}-{_SAFE.sub('_', session.id)[:80]}-{stamp}"
+    base = f"{session.runtime}-{kept.safe_name(session.id, 80)}-{stamp}"
     dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
     try:
         for n in range(1, 1000):
