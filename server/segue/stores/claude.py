@@ -33,6 +33,7 @@ from segue.stores.base import (
     pid_alive,
     read_head_tail,
 )
+from segue.stores.codex import CUT_MARK, _string_end, cut_strings
 
 RUNTIME = "claude"
 KIND_SESSION = "session"  # projects/<enc>/<uuid>.jsonl
@@ -245,7 +246,7 @@ class ClaudeReader(Reader):
         kind = session.locator.get("kind") or (
             KIND_AGENT if os.path.basename(session.store_path).startswith("agent-") else KIND_SESSION)
         walker = _StepWalker(is_sub=kind in (KIND_AGENT, KIND_SUBAGENT) or session.parent_id is not None)
-        with _open_regular(session.store_path) as f:
+        with _open_regular(session.store_path, buffering=256 * 1024) as f:
             for raw, last in _bounded_lines(f, stats):
                 yield from walker.line(raw, last, stats)
         yield from walker.finish()
@@ -611,20 +612,32 @@ class _StepWalker:
 
     def line(self, raw: bytes, last: bool, stats: ReadStats) -> Iterator[Step]:
         # Cheap byte checks first: only user/assistant messages and queued prompts matter.
-        if b'"role":"' not in raw and b"queued_command" not in raw:
-            return
-        if _is_progress(raw):
+        first = _FIRST_TYPE.match(raw)
+        if first is not None and first.group(1) not in _MESSAGE_TYPES:
+            return  # queue operations, last-prompt, titles, snapshots: their first key says what they are
+        # A message's role comes early; a progress record names its type before any message it quotes.
+        # Searching near the front first spares a scan of the whole line (`_is_progress`).
+        r = raw.find(b'"role":"', 0, 4096)
+        if r >= 0:
+            if raw.find(b'"type":"progress"', 0, r) >= 0:
+                return
+        elif raw.find(b'"type":"progress"', 0, 4096) >= 0 or _is_progress(raw) or (
+                b'"role":"' not in raw and b"queued_command" not in raw):
             return
         # A record holding tool results is never a request: when none of its results answers a call we
         # wait for (reads, greps, … are left out), skip it undecoded. Quotes inside JSON strings are
         # escaped, so these byte patterns only match real keys.
-        ids = _TOOL_USE_ID.findall(raw) if b'"tool_result"' in raw else []
+        ids = _tool_use_ids(raw) if b'"tool_result"' in raw else []
         if ids and not any(i.decode("utf-8", "replace") in self.pending for i in ids):
             return
-        if ids and len(raw) > BIG_LINE and len(ids) == 1:
+        rec = None
+        if len(raw) >= CUT_MIN:
+            rec = self._cut_results(raw) if ids else _cut_thinking(raw)
+        if rec is None and ids and len(raw) > BIG_LINE and len(ids) == 1:
             yield from self._light_result(raw, ids[0].decode("utf-8", "replace"))
             return
-        rec = _decode(raw)
+        if rec is None:
+            rec = _decode(raw)
         if rec is None:
             if not last:
                 stats.damaged_lines += 1
@@ -641,6 +654,35 @@ class _StepWalker:
         elif t in ("user", "attachment"):
             yield from self._flush_message()
             yield from self._user(rec, at, side)
+
+    def _cut_results(self, raw: bytes) -> dict[str, Any] | None:
+        """Tool results decoded from a copy of the line with their long texts cut to the ends a brief
+        reads (a command's exit-code header and output tail); None when that is not safe."""
+        spans = []
+        pos = 0
+        while (m := _RESULT_KEYS.search(raw, pos)) is not None:
+            j = m.end() - 1
+            k = _string_end(raw, j, 4096)
+            if k < 0:
+                return None
+            keep = CUT_KEEP if m.group(1) in _READ_KEYS else 0  # stdout etc. repeat the content, unread
+            spans.append((j, keep, keep))
+            pos = k + 1
+        slim = cut_strings(raw, spans)
+        rec = _decode(slim) if slim is not None else None
+        if rec is None or isinstance(rec, _Replaced) or rec.get("type") != "user":
+            return None
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        tur = rec.get("toolUseResult")
+        if not isinstance(content, list) or (isinstance(tur, str) and not _cut_kept(tur, False)):
+            return None
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                p = self.pending.get(b.get("tool_use_id"))  # type: ignore[arg-type]
+                if p is not None and p.kind == "command" and not _cut_kept(_result_text(b.get("content")), True):
+                    return None
+        return rec
 
     def _flush_message(self) -> Iterator[Step]:
         if self.msg_parts:
@@ -787,6 +829,81 @@ class _StepWalker:
         yield from self.finish_pending()
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Reading long lines by their ends
+#
+# A tool result line holds the output twice (the result's content and `toolUseResult.stdout`), an Edit's
+# holds the whole file (`originalFile`), thinking blocks run to tens of KiB. A brief reads none of that but
+# a command's exit-code header and last OUTPUT_TAIL characters. Such lines are decoded from a copy whose
+# long strings keep only their ends (`cut_strings`); whenever the cut copy could read differently from the
+# whole line, the whole line is decoded.
+
+CUT_MIN = 2 * 1024  # shorter lines are decoded whole
+CUT_KEEP = 1024  # bytes kept at each end of a result text the brief reads
+_FIRST_TYPE = re.compile(rb'\{"type":"([\w-]+)"')
+_MESSAGE_TYPES = (b"user", b"assistant", b"attachment")
+_RESULT_KEYS = re.compile(rb'"(content|text|stdout|stderr|originalFile|oldString|newString|toolUseResult)":"')
+_READ_KEYS = (b"content", b"text", b"toolUseResult")
+_THINKING = re.compile(rb'"type":"(?:thinking","thinking|redacted_thinking","data)":"')
+
+
+def _tool_use_ids(raw: bytes) -> list[bytes]:
+    """`_TOOL_USE_ID.findall(raw)` by `bytes.find`, several times faster than the regex on long lines."""
+    out = []
+    i = raw.find(b'"tool_use_id":"')
+    while i >= 0:
+        j = i + 15
+        k = raw.find(b'"', j)
+        if k < 0:
+            break
+        if k > j and raw.find(b"\\", j, k) < 0:
+            out.append(raw[j:k])
+            i = raw.find(b'"tool_use_id":"', k + 1)
+        else:
+            i = raw.find(b'"tool_use_id":"', i + 1)
+    return out
+
+
+def _cut_kept(text: Any, tail: bool) -> bool:
+    """Does a cut text read as the whole one would: the exit code at its start (`command_exit_code`),
+    and with `tail`, its last OUTPUT_TAIL characters?"""
+    i = text.find(CUT_MARK) if isinstance(text, str) else -1
+    if i < 0:
+        return True
+    m = _EXIT_TEXT.match(text)
+    if len(text[:i].lstrip()) < 80 or (m is not None and m.end() >= i):
+        return False
+    return not tail or len(text) - text.rfind(CUT_MARK) - len(CUT_MARK) >= OUTPUT_TAIL
+
+
+def _cut_thinking(raw: bytes) -> dict[str, Any] | None:
+    """An assistant line decoded without its thinking text and signatures (never shown)."""
+    spans = []
+    pos = 0
+    while (m := _THINKING.search(raw, pos)) is not None:
+        j = m.end() - 1
+        k = _string_end(raw, j, 4096)
+        if k < 0:
+            return None
+        spans.append((j, 0, 0))
+        pos = k + 1
+        if raw.startswith(b',"signature":"', pos):
+            spans.append((pos + 13, 0, 0))
+    slim = cut_strings(raw, spans) if spans else None
+    rec = _decode(slim) if slim is not None else None
+    if rec is None or isinstance(rec, _Replaced):
+        return None
+    msg = rec.get("message")
+    for b in msg.get("content", ()) if isinstance(msg, dict) and isinstance(msg.get("content"), list) else ():
+        # the pattern is a thinking block's; should it ever sit in a tool's input, decode the line whole
+        if isinstance(b, dict) and isinstance(b.get("input"), dict) and any(
+                isinstance(v, str) and CUT_MARK in v for v in b["input"].values()):
+            return None
+        if isinstance(b, dict) and isinstance(b.get("text"), str) and CUT_MARK in b["text"]:
+            return None
+    return rec
+
+
 def command_exit_code(text: str, is_error: bool, tur: Any) -> int | None:
     """Claude stores no exit code: failures are `is_error` with content `Exit code N…`; success is 0."""
     if isinstance(tur, dict) and (tur.get("interrupted") is True or tur.get("backgroundTaskId")):
@@ -893,14 +1010,14 @@ def _file_kind(mode: int) -> str:
     return "not a file"
 
 
-def _open_regular(path: str) -> BinaryIO:
+def _open_regular(path: str, buffering: int = -1) -> BinaryIO:
     """Open only regular files: O_NONBLOCK keeps a FIFO from hanging the open, fstat then refuses it."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path}: not a regular file ({_file_kind(st.st_mode)})")
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=buffering)
     except BaseException:
         os.close(fd)
         raise

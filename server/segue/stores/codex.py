@@ -21,7 +21,7 @@ import re
 import shlex
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -431,13 +431,23 @@ def iter_raw_lines(f: BinaryIO, stats: ReadStats | None = None) -> Iterator[tupl
         yield head, False
 
 
+def loads_line(raw: bytes) -> Any | None:
+    """`loads` of one line, as strict UTF-8 text first: `json.loads(bytes)` decodes with `surrogatepass`,
+    several times slower than the strict codec's fast path. Whatever the text form refuses is retried as
+    bytes, so results are the same."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return loads(raw)
+
+
 def decode_records(raw: bytes) -> tuple[list[dict[str, Any]], int]:
     """Decode one line into records, salvaging a BOM, run-together records and invalid UTF-8.
 
     Returns (records, damaged count)."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    obj = loads(raw)
+    obj = loads_line(raw)
     if isinstance(obj, dict):
         return [obj], 0
     try:
@@ -1705,7 +1715,7 @@ def _short_args(args: dict[str, Any]) -> str:
 
 CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
 CUT_TAIL = 1024  # bytes kept at the end of a cut string (the output tail is its last OUTPUT_TAIL characters)
-_MARK = "\x00segue:cut\x00"  # what a cut string holds in place of its middle
+CUT_MARK = _MARK = "\x00segue:cut\x00"  # what a cut string holds in place of its middle
 _MARK_JSON = b"\\u0000segue:cut\\u0000"
 _SKIP = object()
 
@@ -1744,26 +1754,22 @@ def _cut_point(raw: bytes, p: int, hi: int) -> int:
     return -1
 
 
-def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
-                ) -> dict[str, Any] | None:
-    """Decode `raw` with the middle of each long string value cut out (`head` bytes kept at its start,
-    about CUT_TAIL at its end). The strings are those opened at `opens` and the first value of each of
-    `keys` after `start`. None when nothing was long enough or the copy does not decode."""
-    starts = list(opens)
-    for key in keys:
-        i = raw.find(key, start)
-        if i >= 0:
-            starts.append(i + len(key) - 1)
+def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]]) -> bytes | None:
+    """A copy of the JSON line `raw` with the middle of long strings replaced by `CUT_MARK`. Each span is
+    (index of the string's opening quote, bytes to keep at its start, bytes to keep at its end); spans
+    ascend and never start inside another string. None when no string was long enough to be worth it.
+
+    Shared with the Claude Code reader; it belongs in `stores.base`."""
     pieces: list[bytes] = []
     prev = 0
-    for j in sorted(starts):
+    for j, head, tail in spans:
         if j < prev:
             continue
         k = _string_end(raw, j, 4096)
-        if k < 0 or k - j < head + CUT_TAIL + 1024:
+        if k < 0 or k - j < head + tail + 1024:
             continue
         a = j + 1 if head == 0 else _cut_point(raw, j + 1 + head, k)
-        b = _cut_point(raw, k - CUT_TAIL, k)
+        b = k if tail == 0 else _cut_point(raw, k - tail, k)
         if a < 0 or b < 0:
             continue
         pieces += (raw[prev:a], _MARK_JSON)
@@ -1771,7 +1777,20 @@ def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, open
     if not pieces:
         return None
     pieces.append(raw[prev:])
-    obj = loads(b"".join(pieces))
+    return b"".join(pieces)
+
+
+def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
+                ) -> dict[str, Any] | None:
+    """Decode `raw` with the long strings opened at `opens`, and the first value of each of `keys` after
+    `start`, cut (`cut_strings`). None when nothing was cut or the copy does not decode."""
+    starts = list(opens)
+    for key in keys:
+        i = raw.find(key, start)
+        if i >= 0:
+            starts.append(i + len(key) - 1)
+    slim = cut_strings(raw, [(j, head, CUT_TAIL) for j in sorted(starts)])
+    obj = loads_line(slim) if slim is not None else None
     return obj if isinstance(obj, dict) else None
 
 
