@@ -1102,3 +1102,160 @@ def test_held_inodes_reads_holders_not_waiters(tmp_path: Path) -> None:
                  "3: OFDLCK ADVISORY  READ -1 00:2a:77 0 EOF\n")
     assert held_inodes(str(f)) == {2146328, 2197258, 77}
     assert held_inodes(str(tmp_path / "missing")) is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Steps read by bytes: skipped records, settled outputs, outputs read from their ends
+
+
+def _whole_steps(path: Path, cwd: str | None) -> list[Step]:
+    """The reference: every line decoded whole and fed to the step builder, no byte shortcut."""
+    from segue.stores.codex import StepBuilder, decode_records, normalize
+
+    b = StepBuilder(cwd)
+    out: list[Step] = []
+    for line in path.read_bytes().split(b"\n"):
+        if line.strip():
+            for obj in decode_records(line)[0]:
+                out += b.feed(*normalize(obj))
+    return out + list(b.finish())
+
+
+_PIECES = ["plain ascii text", "naïve café Größe", "中文输出", "emoji 😀🚀", 'a "quoted" word', "back\\slash",
+           "C:\\new\\table", "tab\there", "nul\u0000byte", "\x1b[31mred\x1b[0m", "\\u0041 literally",
+           "}{\"timestamp\":"]
+
+
+def _output(rng: Any, size: int, shape: int) -> str:
+    """A command output of about `size` characters; `shape` bits add what could trip a cut copy."""
+    parts: list[str] = []
+    n = 0
+    while n < size:
+        p = rng.choice(_PIECES) * rng.randint(1, 40)
+        parts.append(p)
+        n += len(p) + 1
+    out = "\n".join(parts)
+    if shape & 1:  # backslashes where the start is cut
+        out = "\\" * rng.randint(600, 9000) + out
+    if shape & 2:  # the exit-code header late, after KiBs of noise
+        out = "warming up\n" * rng.randint(100, 600) + f"Exit code: {rng.randint(1, 9)}\nOutput:\n" + out
+    if shape & 4:  # backslashes where the end is cut
+        out += "\\" * rng.randint(600, 3000) + "x" * rng.randint(0, 500)
+    if shape & 8:  # trailing blanks: the tail that counts lies before them
+        out += " " * rng.randint(500, 3000) + "\n" * rng.randint(0, 2000)
+    if shape & 16:  # an `Output:` line near the end
+        out = out[: len(out) - rng.randint(0, 600)] + "\nOutput:\n" + "end " * rng.randint(0, 150)
+    return out
+
+
+def _rollout_lines(sid: str, rng: Any) -> list[dict[str, Any]]:
+    w = W(sid)
+    w.user_x5("do many things")
+    for i in range(5 * 32):
+        form, shape = i % 5, (i // 5) % 32
+        size = rng.choice([0, 50, 3000, 9000, 40_000, 200_000])
+        out, code, cid = _output(rng, size, shape), rng.choice([0, 0, 1, 2, 127]), f"c{i}"
+        if form == 0:  # 0.171: the item carries the output and code, the function output repeats them
+            w.item({"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": f"run {i}"}),
+                    "call_id": cid})
+            w.event({"type": "item_completed", "thread_id": sid, "turn_id": "t1", "item": {
+                "type": "CommandExecution", "id": cid, "command": ["/bin/bash", "-lc", f"run {i}"], "cwd": "/w",
+                "status": "completed", "aggregated_output": out, "exit_code": code}})
+            w.item({"type": "function_call_output", "call_id": cid, "output": unified(code, out)})
+        elif form == 1:  # X3: the function output alone, with or without Codex's header
+            w.exec(cid, f"run {i}", unified(code, out) if i % 2 else out)
+        elif form == 2:  # X4: an exec_command_end event with three copies of the output
+            w.item({"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": f"run {i}"}),
+                    "call_id": cid})
+            w.event({"type": "exec_command_end", "call_id": cid, "stdout": out, "stderr": "",
+                     "aggregated_output": out if rng.random() < 0.8 else "", "exit_code": code,
+                     "formatted_output": out})
+            w.item({"type": "function_call_output", "call_id": cid, "output": unified(code, out)})
+        elif form == 3:  # the old shell tool: the output is itself JSON
+            w.exec(cid, f"run {i}", json.dumps({"output": out, "metadata": {"exit_code": code}}), name="shell",
+                   args={"command": ["bash", "-lc", f"run {i}"]})
+        else:  # any other tool: its output never shows
+            w.exec(cid, "", out, name="mcp__docs__search", args={"query": f"q{i}"})
+        if rng.random() < 0.3:
+            w.item({"type": "reasoning", "summary": [], "encrypted_content": "gAAA" + "x" * rng.randint(10, 5000)})
+            w.add("token_usage_record", {"type": "token_usage", "usage": {"input_tokens": 1}})
+    w.agent_x5("all done")
+    w.done("all done")
+    return w.recs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_outputs_read_from_their_ends_match_whole_decoding(tmp_path: Path, seed: int, ascii_only: bool,
+                                                            monkeypatch: Any) -> None:
+    import random
+
+    import segue.stores.codex as mod
+
+    cuts = []
+    real_cut = mod.cut_strings
+    monkeypatch.setattr(mod, "cut_strings", lambda *a: cuts.append(r := real_cut(*a)) or r)
+    sid = uid(seed)
+    recs = _rollout_lines(sid, random.Random(seed))
+    path = write(tmp_path, rel_for(sid), [json.dumps(r, separators=(",", ":"), ensure_ascii=ascii_only)
+                                          for r in recs])
+    s = one(tmp_path)
+    got, stats = steps_of(CodexReader(env_for(tmp_path)), s)
+    want = _whole_steps(path, s.cwd)
+    assert [st.kind for st in got] == [st.kind for st in want]
+    assert got == want
+    assert stats.damaged_lines == 0 and not stats.problems
+    assert sum(c is not None for c in cuts) > 15  # the shortcut was taken, not only the fallback
+    assert sum(st.kind == "command" and st.output is not None for st in got) >= 80
+
+
+def test_settled_outputs_reasoning_and_counts_are_not_decoded(tmp_path: Path, monkeypatch: Any) -> None:
+    sid = uid(7)
+    w = W(sid)
+    w.user_x5("build it")
+    big = "compilé módulo 中文 ok\n" * 10_000  # ~200 KB, written twice per command
+    for i in range(20):
+        w.item({"type": "reasoning", "summary": [], "encrypted_content": "gAAA" + "z" * 30_000})
+        w.item({"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": f"make {i}"}),
+                "call_id": f"c{i}"})
+        w.event({"type": "item_completed", "thread_id": sid, "turn_id": "t", "item": {
+            "type": "CommandExecution", "id": f"c{i}", "command": ["bash", "-lc", f"make {i}"],
+            "status": "completed", "aggregated_output": big + f"done {i}", "exit_code": i % 3}})
+        w.item({"type": "function_call_output", "call_id": f"c{i}", "output": unified(i % 3, big + f"done {i}")})
+        w.add("token_usage_record", {"type": "token_usage", "usage": {"input_tokens": 100}})
+        w.event({"type": "token_count", "info": {"total_token_usage": {"input_tokens": 1}}})
+    w.agent_x5("built")
+    path = write(tmp_path, rel_for(sid), [json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in w.recs])
+    s = one(tmp_path)
+    decoded = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda t, *a, **k: decoded.append(len(t)) or real(t, *a, **k))
+    got, stats = steps_of(CodexReader(env_for(tmp_path)), s)
+    monkeypatch.undo()
+    assert stats.damaged_lines == 0
+    cmds = [(st.text, st.exit_code, st.output) for st in got if st.kind == "command"]
+    assert cmds == [(f"make {i}", i % 3, (big + f"done {i}")[-400:]) for i in range(20)]
+    assert got == _whole_steps(path, s.cwd)
+    assert sum(decoded) < path.stat().st_size // 50, (sum(decoded), path.stat().st_size)
+
+
+def test_a_record_run_into_a_skipped_one_is_still_read(tmp_path: Path) -> None:
+    sid = uid(8)
+    w = W(sid).user_x2("hello")
+    w.exec("c1", "ls", unified(0, "a\nb"))
+    w.agent_x2("first")
+    lines = [dump(r) for r in w.recs]
+    nxt = W(sid)
+    nxt.n = 50
+    later = [dump(nxt.event({"type": "agent_message", "message": f"second {i}"}).recs[-1]) for i in range(3)]
+    # #24425: a record cut short, the next one written on the same line
+    lines.append(dump({"timestamp": "2026-11-29T10:00:40.000Z", "type": "event_msg",
+                       "payload": {"type": "token_count", "info": {"x": 1}}})[:-8] + later[0])
+    settled = dump({"timestamp": "2026-11-29T10:00:41.000Z", "type": "response_item",
+                    "payload": {"type": "function_call_output", "call_id": "c1", "output": "late copy " * 50}})
+    lines.append(settled[: len(settled) // 2] + later[1])  # cut inside the output string
+    lines.append(settled[:60] + later[2])  # cut before the output
+    write(tmp_path, rel_for(sid), lines)
+    got, stats = steps_of(CodexReader(env_for(tmp_path)), one(tmp_path))
+    assert [st.text for st in got if st.kind == "message"] == ["first", "second 0", "second 1", "second 2"]
+    assert stats.damaged_lines == 3
