@@ -197,6 +197,7 @@ def _load(path: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location("redact_baseline", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 
