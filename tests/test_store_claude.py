@@ -952,3 +952,117 @@ def test_chunk_lines() -> None:
     assert bw(_Chunk(b"", is_tail=False, whole=True)) == []
     c = _Chunk(b"xa\nbb\ncc\n", is_tail=True, whole=False)
     assert c.line_at(4) == (3, 5) and c.line_at(1) is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Long lines read from cut copies (tool results, thinking): the same steps as decoding them whole
+
+_PIECES = ["plain ascii text", "naïve café Größe", "中文输出", "emoji 😀🚀", 'a "quoted" word', "back\\slash",
+           "tab\there", "nul\u0000byte", "\x1b[31mred\x1b[0m", "}{\"type\":\"text\",\"text\":\""]
+
+
+def _text(rng: Any, size: int, shape: int) -> str:
+    parts: list[str] = []
+    n = 0
+    while n < size:
+        p = rng.choice(_PIECES) * rng.randint(1, 30)
+        parts.append(p)
+        n += len(p) + 1
+    out = "\n".join(parts)
+    if shape & 1:
+        out = "\\" * rng.randint(600, 3000) + out  # backslashes where the start is cut
+    if shape & 2:
+        out = " \n" * rng.randint(400, 2000) + out  # blanks before any exit-code header
+    if shape & 4:
+        out += "\\" * rng.randint(600, 3000) + "x" * rng.randint(0, 500)  # backslashes where the end is cut
+    if shape & 8:
+        out = "Exit code " + "7" * rng.randint(500, 3000) + "\n" + out  # a code that runs into the cut
+    if shape & 16:
+        out += "中文输出" * rng.randint(100, 400)  # 3-byte characters: the kept bytes hold fewer characters
+    return out
+
+
+def _long_lines_log(rng: Any) -> Log:
+    log = Log()
+    log.user("start")
+    for i in range(128):
+        shape, size = i % 32, rng.choice([0, 100, 3000, 20_000, 150_000])
+        out, tid = _text(rng, size, shape), f"toolu_{i}"
+        if rng.random() < 0.5:
+            log.assistant([{"type": "thinking", "thinking": _text(rng, size, 0), "signature": "s" * 3000},
+                           {"type": "text", "text": f"step {i}"}], mid=f"m{i}")
+        log.tool(tid, "Bash", {"command": f"run {i}"}, mid=f"mt{i}")
+        form = (i // 32) % 4
+        if form == 0:
+            log.result(tid, out, {"stdout": out, "stderr": out[:5000], "interrupted": i % 7 == 0})
+        elif form == 1:
+            content = f"Exit code {i % 5 + 1}\n{out}"
+            log.result(tid, content, f"Error: {content}", is_error=True)
+        elif form == 2:  # text blocks: the tail may span a short last block
+            blocks = [{"type": "text", "text": out}, {"type": "text", "text": _text(rng, rng.choice([10, 300]), 0)}]
+            log.result(tid, blocks, {"stdout": out, "returnCodeInterpretation": "No matches found"})
+        else:  # no code in the content: the one in a string toolUseResult counts
+            log.result(tid, "x" + out, {"stdout": out, "backgroundTaskId": "b1"} if i % 2 else out,
+                       is_error=i % 3 == 0)
+        if i % 4 == 0:
+            big = _text(rng, size, 0)
+            log.tool(f"toolu_e{i}", "Edit", {"file_path": f"/f{i}", "old_string": big, "new_string": big + "x"},
+                     mid=f"me{i}")
+            log.result(f"toolu_e{i}", "The file has been updated.", {
+                "filePath": f"/f{i}", "oldString": big, "newString": big + "x", "originalFile": big * 2,
+                "structuredPatch": [{"oldStart": 1, "lines": ["-a", "+b", "+c", " d"]}]})
+        if i % 8 == 0:  # a tool input shaped like a thinking block: shown, so never cut
+            log.tool(f"toolu_w{i}", "WebFetch", {"type": "thinking", "thinking": "fetch " + out}, mid=f"mw{i}")
+    log.text("finished", mid="mz")
+    return log
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_cut_tool_results_and_thinking_match_whole_decoding(tmp_path: Path, seed: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    import segue.stores.claude as mod
+
+    env, root = claude_home(tmp_path)
+    _long_lines_log(random.Random(seed)).write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    cuts: list[Any] = []
+    real_cut = mod.cut_strings
+    monkeypatch.setattr(mod, "cut_strings", lambda *a: cuts.append(x := real_cut(*a)) or x)
+    got, stats = all_steps(r, s)
+    monkeypatch.setattr(mod, "CUT_MIN", 1 << 40)  # the reference: every line decoded whole
+    monkeypatch.setattr(mod, "BIG_LINE", 1 << 40)
+    want, _ = all_steps(r, s)
+    assert got == want
+    assert stats.damaged_lines == 0 and not stats.problems
+    assert sum(c is not None for c in cuts) > 40
+    assert sum(st.kind == "command" and st.output is not None for st in got) >= 50
+    assert any(st.kind == "tool" and st.text.startswith("WebFetch") for st in got)
+
+
+def test_long_results_and_thinking_are_not_decoded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log()
+    log.user("go")
+    out = "compilé módulo 中文 ok\n" * 10_000
+    for i in range(10):
+        log.assistant([{"type": "thinking", "thinking": "hmm " * 20_000, "signature": "S" * 4000}], mid=f"mk{i}")
+        log.bash(f"toolu_{i}", f"make {i}", out=out + f"done {i}", code=i % 2)
+        log.tool(f"toolu_e{i}", "Edit", {"file_path": f"/f{i}", "old_string": "a", "new_string": "b"}, mid=f"me{i}")
+        log.result(f"toolu_e{i}", "updated", {"filePath": f"/f{i}", "originalFile": out, "oldString": "a",
+                                              "newString": "b", "structuredPatch": [{"lines": ["-a", "+b"]}]})
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    decoded: list[int] = []
+    real = json.loads
+    monkeypatch.setattr(json, "loads", lambda t, *a, **k: decoded.append(len(t)) or real(t, *a, **k))
+    steps, stats = all_steps(r, s)
+    monkeypatch.undo()
+    assert [(st.text, st.exit_code, st.output) for st in of(steps, "command")] == [
+        (f"make {i}", i % 2, (("Exit code 1\n" if i % 2 else "") + out + f"done {i}")[-400:]) for i in range(10)]
+    assert [(st.path, st.added, st.removed) for st in of(steps, "edit")] == [(f"/f{i}", 1, 1) for i in range(10)]
+    assert stats.damaged_lines == 0
+    assert sum(decoded) < p.stat().st_size // 50, (sum(decoded), p.stat().st_size)
