@@ -2,8 +2,8 @@
 text, excerpts of huge blocks, pathological lines.
 
 Run: ``PYTHONPATH=server .venv/bin/python -m bench.bench_redact`` (a table; ``--json`` for JSON;
-``--baseline FILE`` also times another copy of redact.py, e.g. ``git show HEAD~3:server/segue/redact.py``,
-and prints the speed-up).
+``--only TEXT`` runs the cases whose name holds TEXT; ``--baseline FILE`` also times another copy of
+redact.py, e.g. one written by ``git show <commit>:server/segue/redact.py``, and prints the speed-up).
 
 FIGURES (filled in from a run; see the module's git history for the numbers before and after).
 
@@ -167,10 +167,12 @@ def _cpu(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def measure(module: ModuleType = current, repeat: int = 5) -> list[dict]:
+def measure(module: ModuleType = current, repeat: int = 5, only: str = "") -> list[dict]:
     r = module.Redactor(environ={})
     results: list[dict] = []
     for name, (mode, texts) in short_cases().items():
+        if only not in name:
+            continue
         fn = _call(r, mode)
 
         def run(fn: Callable[[str], object] = fn, texts: list[str] = texts, loops: int = 1) -> None:
@@ -185,6 +187,8 @@ def measure(module: ModuleType = current, repeat: int = 5) -> list[dict]:
         results.append({"case": name, "chars": round(sum(map(len, texts)) / len(texts)), "calls": calls,
                         "median_s": round(med, 4), "us_per_call": round(med / calls * 1e6, 2), "mb_per_s": None})
     for name, (mode, text) in cases().items():
+        if only not in name:
+            continue
         fn = _call(r, mode)
         med = _cpu(lambda fn=fn, text=text: fn(text), repeat)
         results.append({"case": name, "chars": len(text), "calls": 1, "median_s": round(med, 4),
@@ -203,10 +207,11 @@ def _load(path: str) -> ModuleType:
 
 
 def main(argv: list[str]) -> int:
-    results = measure()
+    only = argv[argv.index("--only") + 1] if "--only" in argv else ""
+    results = measure(only=only)
     base = None
     if "--baseline" in argv:
-        base = {x["case"]: x for x in measure(_load(argv[argv.index("--baseline") + 1]))}
+        base = {x["case"]: x for x in measure(_load(argv[argv.index("--baseline") + 1]), only=only)}
     if "--json" in argv:
         print(json.dumps({"current": results, "baseline": list(base.values()) if base else None}, indent=1))
     else:

@@ -533,6 +533,9 @@ _KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords
                   for k in _KEYWORDS}
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text)
 _GATED = frozenset(i for i, r in enumerate(RULES) if not r.keywords and r.gate is not None and not r.whole_text)
+# rule index -> (gate, search it in the lower-cased text?); flags are read once (RegexFlag & is slow)
+_GATES = {i: (re.compile(r.gate.pattern.replace("(?i)", "")), True) if r.gate.flags & re.I else (r.gate, False)
+          for i, r in enumerate(RULES) if r.gate is not None}
 
 
 def _keywords_in(low: str, lo: int, hi: int) -> set[str]:
@@ -545,15 +548,6 @@ def _keywords_in(low: str, lo: int, hi: int) -> set[str]:
         if low.find(o, lo, hi) >= 0:
             present.add(o)
     return present
-
-
-def _passes(gate: re.Pattern[str], text: str, low: str) -> bool:
-    if gate.flags & re.I:
-        pat = _LOWER_ANCHORS.get(gate)
-        if pat is None:
-            pat = _LOWER_ANCHORS[gate] = re.compile(gate.pattern.replace("(?i)", ""))
-        return pat.search(low) is not None
-    return gate.search(text) is not None
 
 
 def _lower(text: str) -> str:
@@ -661,6 +655,11 @@ class Redactor:
 
     def _excerpt(self, text: str, limit: int, keep: str, truncated: bool) -> tuple[str, int, bool]:
         limit = max(0, limit)
+        if not truncated:  # the common case: the whole text is the window and nothing is cut
+            spans = self._spans(text)
+            red = _apply(text, spans) if spans else text
+            if len(red) <= limit:
+                return red, min(sum(1 for _ in MARKER_RE.finditer(red)), len(spans)), False
         context = _CONTEXT
         for attempt in range(4):
             if keep == "head":
@@ -701,17 +700,15 @@ class Redactor:
                     found += _run(rule, text, 0)
         for start, chunk in _windows(text):
             end = start + len(chunk)
+            wlow = low if len(chunk) == len(low) else low[start:end]
             picked = set(_GATED)
             for k in _keywords_in(low, start, end):
                 picked |= _KEYWORD_RULES[k]
-            if not picked:
-                continue
-            wlow = low if len(chunk) == len(low) else low[start:end]
             cache: dict[re.Pattern[str], list[int]] = {}
             for i in sorted(picked):  # table order: it names merged spans
-                rule = RULES[i]
-                if rule.gate is None or _passes(rule.gate, chunk, wlow):
-                    found += _run(rule, chunk, start, wlow, cache)
+                gate = _GATES.get(i)
+                if gate is None or gate[0].search(wlow if gate[1] else chunk):
+                    found += _run(RULES[i], chunk, start, wlow, cache)
         if not found:
             return found
         if "[REDACTED:" in text:
@@ -887,8 +884,9 @@ def _extend_back_over_key_block(text: str, lo: int, hi: int) -> int:
     if begin is not None:
         return lo
     back = max(0, lo - _KEY_SEARCH)
-    starts = list(_BEGIN_KEY_RE.finditer(text, back, lo + 200))
-    return max(0, starts[-1].start()) if starts else lo
+    # only BEGIN lines before lo: one after it opens another block (moving lo forward dropped text)
+    starts = [m.start() for m in _BEGIN_KEY_RE.finditer(text, back, lo + 200) if m.start() <= lo]
+    return starts[-1] if starts else lo
 
 
 def _orphan_key_tail(window: str) -> list[tuple[int, int, str]]:
