@@ -158,40 +158,46 @@ def _call(r: Any, mode: str) -> Callable[[str], object]:
     return lambda t: r.excerpt(t, 4000, mode)
 
 
-def _cpu(fn: Callable[[], object], repeat: int) -> float:
-    times = []
+def _cpu(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Median CPU seconds of each function, runs interleaved (A B A B …) so that a change in the
+    machine's load hits all of them alike."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.process_time()  # CPU time: the machine is shared, wall time is noisy
-        fn()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
+        for i, fn in enumerate(fns):
+            t0 = time.process_time()  # CPU time: the machine is shared, wall time is noisy
+            fn()
+            times[i].append(time.process_time() - t0)
+    return [statistics.median(t) for t in times]
 
 
-def measure(module: ModuleType = current, repeat: int = 5, only: str = "") -> list[dict]:
-    r = module.Redactor(environ={})
-    results: list[dict] = []
+def measure(modules: list[ModuleType], repeat: int = 5, only: str = "") -> list[list[dict]]:
+    """One list of results per module (the first is the code under test)."""
+    rs = [m.Redactor(environ={}) for m in modules]
+    results: list[list[dict]] = [[] for _ in modules]
     for name, (mode, texts) in short_cases().items():
         if only not in name:
             continue
-        fn = _call(r, mode)
 
-        def run(fn: Callable[[str], object] = fn, texts: list[str] = texts, loops: int = 1) -> None:
+        def run(fn: Callable[[str], object], texts: list[str] = texts, loops: int = 1) -> None:
             for _ in range(loops):
                 for t in texts:
                     fn(t)
 
-        once = _cpu(run, 1)  # also warms caches
+        fns = [_call(r, mode) for r in rs]
+        once = min(_cpu([lambda fn=fn: run(fn) for fn in fns], 1))  # also warms caches
         loops = max(1, round(0.2 / once)) if once else 100  # ~0.2 s per run
-        med = _cpu(lambda run=run, loops=loops: run(loops=loops), repeat)
+        meds = _cpu([lambda fn=fn, n=loops: run(fn, loops=n) for fn in fns], repeat)
         calls = loops * len(texts)
-        results.append({"case": name, "chars": round(sum(map(len, texts)) / len(texts)), "calls": calls,
+        for out, med in zip(results, meds, strict=True):
+            out.append({"case": name, "chars": round(sum(map(len, texts)) / len(texts)), "calls": calls,
                         "median_s": round(med, 4), "us_per_call": round(med / calls * 1e6, 2), "mb_per_s": None})
     for name, (mode, text) in cases().items():
         if only not in name:
             continue
-        fn = _call(r, mode)
-        med = _cpu(lambda fn=fn, text=text: fn(text), repeat)
-        results.append({"case": name, "chars": len(text), "calls": 1, "median_s": round(med, 4),
+        fns = [_call(r, mode) for r in rs]
+        meds = _cpu([lambda fn=fn, t=text: fn(t) for fn in fns], repeat)
+        for out, med in zip(results, meds, strict=True):
+            out.append({"case": name, "chars": len(text), "calls": 1, "median_s": round(med, 4),
                         "us_per_call": round(med * 1e6, 1),
                         "mb_per_s": round(len(text) / med / 1e6, 2) if mode == "redact" and med else None})
     return results
@@ -208,10 +214,12 @@ def _load(path: str) -> ModuleType:
 
 def main(argv: list[str]) -> int:
     only = argv[argv.index("--only") + 1] if "--only" in argv else ""
-    results = measure(only=only)
-    base = None
+    modules = [current]
     if "--baseline" in argv:
-        base = {x["case"]: x for x in measure(_load(argv[argv.index("--baseline") + 1]), only=only)}
+        modules.append(_load(argv[argv.index("--baseline") + 1]))
+    measured = measure(modules, only=only)
+    results = measured[0]
+    base = {x["case"]: x for x in measured[1]} if len(measured) > 1 else None
     if "--json" in argv:
         print(json.dumps({"current": results, "baseline": list(base.values()) if base else None}, indent=1))
     else:

@@ -425,7 +425,7 @@ RULES: tuple[Rule, ...] = (
     Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",)),
     Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
-         gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
+         (".",), gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
@@ -439,7 +439,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
             r"|x-amz-signature|x-amz-credential|x-goog-signature|code|password|passwd|pwd|secret|key|auth"
             r"|private_token|sessionid|session)=(?P<s>[^&#\s\"'<>]{6,2000})"),
-         check=_context_ok, gate=_r(r"(?i)[?&][a-z_-]{3,16}=")),
+         ("=",), _context_ok, gate=_r(r"(?i)[?&][a-z_-]{3,16}=")),
     Rule("otpauth-secret", 2,
          _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",)),
     Rule("netrc-password", 2,
@@ -538,16 +538,32 @@ _GATES = {i: (re.compile(r.gate.pattern.replace("(?i)", "")), True) if r.gate.fl
           for i, r in enumerate(RULES) if r.gate is not None}
 
 
-def _keywords_in(low: str, lo: int, hi: int) -> set[str]:
-    """Every keyword that occurs in ``low[lo:hi]``."""
-    found = set(_KEYWORD_RE.findall(low, lo, hi))
+def _keywords_in(low: str) -> set[str]:
+    """Every keyword that occurs in ``low``."""
+    found = set(_KEYWORD_RE.findall(low))
+    if not found:
+        return found
     present = set(found)
     for k in found:
         present.update(_INNER[k])
     for o in {o for k in found for o in _STRADDLING[k]} - present:
-        if low.find(o, lo, hi) >= 0:
+        if o in low:
             present.add(o)
     return present
+
+
+def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
+    """Spans of the windowed rules in one window (``low`` is the window lower-cased)."""
+    picked = set(_GATED)
+    for k in _keywords_in(low):
+        picked |= _KEYWORD_RULES[k]
+    found: list[tuple[int, int, str]] = []
+    cache: dict[re.Pattern[str], list[int]] = {}
+    for i in sorted(picked):  # table order: it names merged spans
+        gate = _GATES.get(i)
+        if gate is None or gate[0].search(low if gate[1] else chunk):
+            found += _run(RULES[i], chunk, offset, low, cache)
+    return found
 
 
 def _lower(text: str) -> str:
@@ -698,17 +714,11 @@ class Redactor:
             for rule in _WHOLE_RULES:
                 if any(k in low for k in rule.keywords):
                     found += _run(rule, text, 0)
-        for start, chunk in _windows(text):
-            end = start + len(chunk)
-            wlow = low if len(chunk) == len(low) else low[start:end]
-            picked = set(_GATED)
-            for k in _keywords_in(low, start, end):
-                picked |= _KEYWORD_RULES[k]
-            cache: dict[re.Pattern[str], list[int]] = {}
-            for i in sorted(picked):  # table order: it names merged spans
-                gate = _GATES.get(i)
-                if gate is None or gate[0].search(wlow if gate[1] else chunk):
-                    found += _run(RULES[i], chunk, start, wlow, cache)
+        if len(text) <= 2 * _WINDOW:
+            found += _scan(text, 0, low)
+        else:
+            for start, chunk in _windows(text):
+                found += _scan(chunk, start, low[start : start + len(chunk)])
         if not found:
             return found
         if "[REDACTED:" in text:
