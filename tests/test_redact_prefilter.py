@@ -134,3 +134,17 @@ def test_excerpt_tail_of_a_short_text_with_a_stray_end_line() -> None:
     assert r.excerpt(text, 1000, "tail") == r.excerpt(text, 1000, "head")
     for lo in range(text.index("-----END")):  # the window start only ever moves back
         assert R._extend_back_over_key_block(text, lo, len(text)) <= lo
+
+
+def test_anchor_scan_word_by_word_finds_what_the_alternation_finds() -> None:
+    rng = random.Random(11)
+    anchors = list(R._ANCHOR_WORDS)
+    assert len(anchors) >= 2
+    words = sorted({w for ws in R._ANCHOR_WORDS.values() for w in ws})
+    for _ in range(3000):
+        text = "".join(rng.choice([*words, "x", "_", ".", " ", "\n", "=", "se", "pa", "ss", "d", "w"])
+                       for _ in range(rng.randint(1, 25)))
+        low = R._lower(text)
+        present = R._keywords_in(low)
+        for anchor in anchors:
+            assert R._identifier_starts(anchor, text, low, present) == R._identifier_starts(anchor, text, low), text

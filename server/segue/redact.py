@@ -520,7 +520,14 @@ def _trie(words: list[str]) -> str:
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
-_KEYWORDS = sorted({k for rule in RULES for k in rule.keywords})
+# case-insensitive anchors are scanned in the lower-cased text; those that are a list of words are
+# cut down to the words a window holds (same order, so the same hits): one or two words share a
+# literal prefix, which sre skips to, where eight words make it try every position
+_LOWER_ANCHORS = {r.anchor: re.compile(r.anchor.pattern.replace("(?i)", "")) for r in RULES
+                  if r.anchor is not None and r.anchor.flags & re.I}
+_ANCHOR_WORDS = {a: tuple(low.pattern.split("|")) for a, low in _LOWER_ANCHORS.items()
+                 if re.fullmatch(r"[\w ]+(?:\|[\w ]+)*", low.pattern)}
+_KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _ANCHOR_WORDS.values() for w in ws})
 _KEYWORD_RE = re.compile(_trie(_KEYWORDS))
 # findall() reports non-overlapping matches: a keyword inside a match, or one that starts inside
 # a match and runs past its end, is not reported, so derive the first and look the second up
@@ -555,15 +562,34 @@ def _keywords_in(low: str) -> set[str]:
 def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
     """Spans of the windowed rules in one window (``low`` is the window lower-cased)."""
     picked = set(_GATED)
-    for k in _keywords_in(low):
+    present = _keywords_in(low)
+    for k in present:
         picked |= _KEYWORD_RULES[k]
     found: list[tuple[int, int, str]] = []
     cache: dict[re.Pattern[str], list[int]] = {}
     for i in sorted(picked):  # table order: it names merged spans
         gate = _GATES.get(i)
         if gate is None or gate[0].search(low if gate[1] else chunk):
-            found += _run(RULES[i], chunk, offset, low, cache)
+            found += _run(RULES[i], chunk, offset, low, cache, present)
     return found
+
+
+_LITERALS = {w: re.compile(re.escape(w)) for ws in _ANCHOR_WORDS.values() for w in ws}
+
+
+def _word_hits(words: tuple[str, ...], low: str, present: set[str]) -> list[int]:
+    """Starts of the matches of the alternation ``words`` in ``low`` (leftmost, earlier word first,
+    non-overlapping), from one literal scan per word that occurs: sre skips straight to a literal
+    but tries every position for words that start differently. No word overlaps itself, so each
+    scan sees every occurrence and the merge below is the alternation's own choice."""
+    hits = sorted((m.start(), i, m.end()) for i, w in enumerate(words) if w in present
+                  for m in _LITERALS[w].finditer(low))
+    out, end = [], 0
+    for a, _, b in hits:
+        if a >= end:
+            out.append(a)
+            end = b
+    return out
 
 
 def _lower(text: str) -> str:
@@ -730,19 +756,22 @@ class Redactor:
 _IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
 
 
-def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None) -> list[int]:
-    """Start of each identifier that holds an anchor keyword, in order, without repeats."""
-    if low is not None and anchor.flags & re.I and len(low) == len(text):
-        pat = _LOWER_ANCHORS.get(anchor)
-        if pat is None:  # case-insensitive scanning is slow in sre; scan the lower-cased copy instead
-            pat = _LOWER_ANCHORS[anchor] = re.compile(anchor.pattern.replace("(?i)", ""))
-        hits: Iterable[re.Match[str]] = pat.finditer(low)
+def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
+                       present: set[str] | None = None) -> list[int]:
+    """Start of each identifier that holds an anchor keyword, in order, without repeats
+    (``present``: the keywords ``low`` holds, if known)."""
+    pat = _LOWER_ANCHORS.get(anchor)
+    words = _ANCHOR_WORDS.get(anchor)
+    hits: Iterable[int]
+    if pat is None or low is None or len(low) != len(text):
+        hits = (m.start() for m in anchor.finditer(text))
+    elif words is not None and present is not None:
+        hits = _word_hits(words, low, present)
     else:
-        hits = anchor.finditer(text)
+        hits = (m.start() for m in pat.finditer(low))
     out: list[int] = []
     last = -1
-    for hit in hits:
-        start = hit.start()
+    for start in hits:
         floor = max(0, start - 70, last)
         start = floor + len(text[floor:start].rstrip(_IDENT_CHARS))  # back to the identifier's start
         if start != last:
@@ -750,8 +779,6 @@ def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None) -> l
             last = start
     return out
 
-
-_LOWER_ANCHORS: dict[re.Pattern[str], re.Pattern[str]] = {}
 
 
 def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str]]:
@@ -789,7 +816,8 @@ def _key_blocks(text: str) -> list[tuple[int, int, str]]:
 
 
 def _run(rule: Rule, text: str, offset: int, low: str | None = None,
-         cache: dict[re.Pattern[str], list[int]] | None = None) -> list[tuple[int, int, str]]:
+         cache: dict[re.Pattern[str], list[int]] | None = None,
+         present: set[str] | None = None) -> list[tuple[int, int, str]]:
     """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans."""
     if rule.finder is not None:
         return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
@@ -797,7 +825,7 @@ def _run(rule: Rule, text: str, offset: int, low: str | None = None,
     if rule.anchor is not None:
         cache = {} if cache is None else cache
         if rule.anchor not in cache:
-            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low)
+            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present)
         matches = _anchored(rule, text, cache[rule.anchor])
     else:
         matches = rule.regex.finditer(text)
