@@ -631,8 +631,8 @@ class _StepWalker:
         if ids and not any(i.decode("utf-8", "replace") in self.pending for i in ids):
             return
         rec = None
-        if len(raw) >= CUT_MIN:
-            rec = self._cut_results(raw) if ids else _cut_thinking(raw)
+        if len(raw) >= CUT_MIN:  # a result's kept ends add up to 3 KiB: shorter ones have nothing to cut
+            rec = (self._cut_results(raw) if len(raw) >= 2 * CUT_MIN else None) if ids else _cut_thinking(raw)
         if rec is None and ids and len(raw) > BIG_LINE and len(ids) == 1:
             yield from self._light_result(raw, ids[0].decode("utf-8", "replace"))
             return
