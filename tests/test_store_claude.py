@@ -1013,6 +1013,13 @@ def _long_lines_log(rng: Any) -> Log:
                 "structuredPatch": [{"oldStart": 1, "lines": ["-a", "+b", "+c", " d"]}]})
         if i % 8 == 0:  # a tool input shaped like a thinking block: shown, so never cut
             log.tool(f"toolu_w{i}", "WebFetch", {"type": "thinking", "thinking": "fetch " + out}, mid=f"mw{i}")
+        if i % 4 == 1:  # a Write: only its line count shows, taken from the bytes when they allow it
+            body = rng.choice([out, out + "\n", "\n" * rng.randint(1, 3000), out.replace("\\", "/") + "\r\n"])
+            log.tool(f"toolu_f{i}", "Write", {"file_path": f"/w{i}", "content": body}, mid=f"mf{i}")
+            log.result(f"toolu_f{i}", "File created", {"type": "create", "filePath": f"/w{i}", "content": body,
+                                                      "structuredPatch": []})
+        if i % 8 == 3:  # another tool's long `content` is what its step shows: never cut
+            log.tool(f"toolu_m{i}", "mcp__notes__save", {"content": "note " + out.replace("\\", "/")}, mid=f"mm{i}")
     log.text("finished", mid="mz")
     return log
 
@@ -1040,6 +1047,29 @@ def test_cut_tool_results_and_thinking_match_whole_decoding(tmp_path: Path, seed
     assert sum(c is not None for c in cuts) > 40
     assert sum(st.kind == "command" and st.output is not None for st in got) >= 50
     assert any(st.kind == "tool" and st.text.startswith("WebFetch") for st in got)
+    assert any(st.kind == "tool" and st.text.startswith("mcp__notes__save: note") for st in got)
+    assert len([st for st in got if st.kind == "edit" and st.path and st.path.startswith("/w")]) == 32
+
+
+def test_write_line_counts_from_bytes_match_decoded_text(tmp_path: Path) -> None:
+    """A Write's content is cut and its lines counted from the JSON escapes: `\\u000a` newlines, a last
+    line with or without a newline, escaped backslashes before `n` (decoded whole instead)."""
+    env, root = claude_home(tmp_path)
+    bodies = ["a\n" * 3000, "a\n" * 3000 + "tail", "x" * 5000, "C:\\new\\" * 800 + "\n", "\n" * 4000,
+              "é\n" * 2000 + "😀", "y" * 4000 + "\u2028z"]
+    log = Log()
+    log.user("go")
+    for i, body in enumerate(bodies):
+        log.tool(f"toolu_{i}", "Write", {"file_path": f"/f{i}", "content": body}, mid=f"m{i}")
+        log.result(f"toolu_{i}", "File created", {"type": "create", "filePath": f"/f{i}", "structuredPatch": []})
+    assert '"content":"a\\n' in log.lines[1]
+    log.lines[1] = log.lines[1].replace('"content":"a\\n', '"content":"a\\u000a', 1)  # the other newline escape
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, stats = all_steps(r, listing(r)[SID])
+    want = [b.count("\n") + (0 if b.endswith("\n") else 1) for b in bodies]
+    assert [(st.path, st.added) for st in of(steps, "edit")] == [(f"/f{i}", n) for i, n in enumerate(want)]
+    assert stats.damaged_lines == 0
 
 
 def test_long_results_and_thinking_are_not_decoded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -631,8 +631,8 @@ class _StepWalker:
         if ids and not any(i.decode("utf-8", "replace") in self.pending for i in ids):
             return
         rec = None
-        if len(raw) >= CUT_MIN:  # a result's kept ends add up to 3 KiB: shorter ones have nothing to cut
-            rec = (self._cut_results(raw) if len(raw) >= 2 * CUT_MIN else None) if ids else _cut_thinking(raw)
+        if len(raw) >= CUT_MIN:
+            rec = self._cut_results(raw) if ids else _cut_assistant(raw)
         if rec is None and ids and len(raw) > BIG_LINE and len(ids) == 1:
             yield from self._light_result(raw, ids[0].decode("utf-8", "replace"))
             return
@@ -660,12 +660,16 @@ class _StepWalker:
         reads (a command's exit-code header and output tail); None when that is not safe."""
         spans = []
         pos = 0
+        # Inside the `toolUseResult` object (after the message) strings repeat the output or hold file
+        # texts: none is read, so they are cut whole. A string `toolUseResult` keeps its exit-code head.
+        tur_at = raw.find(b'"toolUseResult":{')
+        tur_at = len(raw) if tur_at < 0 else tur_at
         while (m := _RESULT_KEYS.search(raw, pos)) is not None:
             j = m.end() - 1
             k = _string_end(raw, j, 4096)
             if k < 0:
                 return None
-            keep = CUT_KEEP if m.group(1) in _READ_KEYS else 0  # stdout etc. repeat the content, unread
+            keep = CUT_KEEP if j < tur_at and m.group(1) in _READ_KEYS else 0
             spans.append((j, keep, keep))
             pos = k + 1
         slim = cut_strings(raw, spans)
@@ -844,7 +848,8 @@ _FIRST_TYPE = re.compile(rb'\{"type":"([\w-]+)"')
 _MESSAGE_TYPES = (b"user", b"assistant", b"attachment")
 _RESULT_KEYS = re.compile(rb'"(content|text|stdout|stderr|originalFile|oldString|newString|toolUseResult)":"')
 _READ_KEYS = (b"content", b"text", b"toolUseResult")
-_THINKING = re.compile(rb'"type":"(?:thinking","thinking|redacted_thinking","data)":"')
+_ASSISTANT_CUTS = re.compile(rb'"type":"(?:thinking","thinking|redacted_thinking","data)":"'
+                             rb'|"(old_string|new_string|content)":"')
 
 
 def _tool_use_ids(raw: bytes) -> list[bytes]:
@@ -876,32 +881,49 @@ def _cut_kept(text: Any, tail: bool) -> bool:
     return not tail or len(text) - text.rfind(CUT_MARK) - len(CUT_MARK) >= OUTPUT_TAIL
 
 
-def _cut_thinking(raw: bytes) -> dict[str, Any] | None:
-    """An assistant line decoded without its thinking text and signatures (never shown)."""
+def _cut_assistant(raw: bytes) -> dict[str, Any] | None:
+    """An assistant line decoded without what a brief never reads: thinking text and signatures, an Edit's
+    old and new strings, a Write's content (its line count, all a brief shows, is taken from the bytes).
+    None when the line has nothing to cut or a cut string belongs to anything else."""
     spans = []
+    lines: dict[int, tuple[int, bool]] = {}
     pos = 0
-    while (m := _THINKING.search(raw, pos)) is not None:
+    while (m := _ASSISTANT_CUTS.search(raw, pos)) is not None:
         j = m.end() - 1
         k = _string_end(raw, j, 4096)
         if k < 0:
             return None
-        spans.append((j, 0, 0))
         pos = k + 1
-        if raw.startswith(b',"signature":"', pos):
+        if m.group(1) == b"content":
+            if raw.find(b"\\\\", j, k) >= 0:
+                continue  # an escaped backslash makes `\n` ambiguous by bytes: decoded whole
+            # every backslash starts an escape: the text's newlines are its `\n` and `\u000a` escapes
+            newlines = raw.count(b"\\n", j, k) + raw.count(b"\\u000a", j, k) + raw.count(b"\\u000A", j, k)
+            lines[j] = (newlines, raw.endswith(b"\\n", j, k) or raw[k - 6:k] in (b"\\u000a", b"\\u000A"))
+        spans.append((j, 0, 0))
+        if m.group(1) is None and raw.startswith(b',"signature":"', pos):
             spans.append((pos + 13, 0, 0))
-    slim = cut_strings(raw, spans) if spans else None
+    cut: list[int] = []
+    slim = cut_strings(raw, spans, cut) if spans else None
     rec = _decode(slim) if slim is not None else None
     if rec is None or isinstance(rec, _Replaced):
         return None
+    contents = [lines[j] for j in cut if j in lines]  # in line order, as the blocks holding them
     msg = rec.get("message")
     for b in msg.get("content", ()) if isinstance(msg, dict) and isinstance(msg.get("content"), list) else ():
-        # the pattern is a thinking block's; should it ever sit in a tool's input, decode the line whole
-        if isinstance(b, dict) and isinstance(b.get("input"), dict) and any(
-                isinstance(v, str) and CUT_MARK in v for v in b["input"].values()):
-            return None
-        if isinstance(b, dict) and isinstance(b.get("text"), str) and CUT_MARK in b["text"]:
-            return None
-    return rec
+        if not isinstance(b, dict):
+            continue
+        inp = b.get("input")
+        for key, v in inp.items() if isinstance(inp, dict) else ():
+            if not isinstance(v, str) or CUT_MARK not in v:
+                continue
+            name = b.get("name")
+            if name == "Write" and key == "content" and contents:
+                n, ends = contents.pop(0)
+                inp[key] = "\n" * n + ("" if ends else "x")  # the same `_line_count`
+            elif name not in EDIT_TOOLS or key not in ("old_string", "new_string"):
+                return None  # a cut text a step would show: decode the line whole
+    return rec if not contents else None
 
 
 def command_exit_code(text: str, is_error: bool, tur: Any) -> int | None:

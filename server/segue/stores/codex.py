@@ -1754,10 +1754,12 @@ def _cut_point(raw: bytes, p: int, hi: int) -> int:
     return -1
 
 
-def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]]) -> bytes | None:
+def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]], cut: list[int] | None = None
+                ) -> bytes | None:
     """A copy of the JSON line `raw` with the middle of long strings replaced by `CUT_MARK`. Each span is
     (index of the string's opening quote, bytes to keep at its start, bytes to keep at its end); spans
-    ascend and never start inside another string. None when no string was long enough to be worth it.
+    ascend and never start inside another string. The starts of the strings cut are appended to `cut`.
+    None when no string was long enough to be worth it.
 
     Shared with the Claude Code reader; it belongs in `stores.base`."""
     pieces: list[bytes] = []
@@ -1774,6 +1776,8 @@ def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]]) -> bytes | No
             continue
         pieces += (raw[prev:a], _MARK_JSON)
         prev = b
+        if cut is not None:
+            cut.append(j)
     if not pieces:
         return None
     pieces.append(raw[prev:])
