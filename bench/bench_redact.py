@@ -76,6 +76,22 @@ def _title(rng: random.Random) -> str:
             return t
 
 
+def _punctuated_title(rng: random.Random) -> str:
+    """Titles as agents write them: paths with dots and dashes, flags, backticks, versions, questions."""
+    w = rng.choice
+    p, v = _PLAIN_WORDS, _VERBS
+    forms = (
+        lambda: f"{w(v)} `{w(_COMMANDS)}` failing in {w(_DIRS)}/{w(p)}-{w(p)}{w(_EXT)}",
+        lambda: f"Why does {w(_DIRS)}/{w(p)}.{w(p)}{w(_EXT)} return None after v1.{rng.randint(2, 40)}?",
+        lambda: f"{w(v)} the {w(p)}_{w(p)} option (--{w(p)}=on) of the {w(p)} CLI",
+        lambda: f"{w(v)} {w(p)}.{w(p)}() so that {w(p)} == {w(p)} holds",
+    )
+    while True:
+        t = w(forms)()
+        if 50 <= len(t) <= 100:
+            return t
+
+
 def _request(rng: random.Random, size: int, touchy: bool) -> str:
     out = [_title(rng) + ".", ""]
     n = len(out[0])
@@ -118,6 +134,7 @@ def short_cases() -> dict[str, tuple[str, list[str]]]:
     commands = [rng.choice(_COMMANDS) for _ in range(9300)]
     return {
         "title 50-100 chars": ("redact", [_title(rng) for _ in range(200)]),
+        "title with punctuation": ("redact", [_punctuated_title(rng) for _ in range(200)]),
         "command ~30 chars": ("redact", list(_COMMANDS)),
         "request 6 KB, no keyword": ("redact", [_request(rng, 6000, False) for _ in range(10)]),
         "request 6 KB, keywords": ("redact", [_request(rng, 6000, True) for _ in range(10)]),
@@ -235,7 +252,7 @@ def main(argv: list[str]) -> int:
             print(line)
     bulk = [x for x in results if x["mb_per_s"] is not None and x["chars"] >= 900_000]
     patho = [x for x in results if x["calls"] == 1 and x["chars"] < 900_000]
-    plain = [x for x in results if x["case"] in ("title 50-100 chars", "command ~30 chars")]
+    plain = [x for x in results if x["case"].startswith(("title", "command"))]
     ok = all(x["mb_per_s"] >= FLOOR_MB_S for x in bulk)
     ok = ok and all(x["median_s"] < PATHOLOGICAL_TARGET_S for x in patho)
     ok = ok and all(x["us_per_call"] < SHORT_TARGET_US for x in plain)

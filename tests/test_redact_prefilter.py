@@ -148,3 +148,16 @@ def test_anchor_scan_word_by_word_finds_what_the_alternation_finds() -> None:
         present = R._keywords_in(low)
         for anchor in anchors:
             assert R._identifier_starts(anchor, text, low, present) == R._identifier_starts(anchor, text, low), text
+
+
+def test_gates_searched_branch_by_branch_decide_as_the_whole_gate() -> None:
+    rng = random.Random(5)
+    assert any(len(branches) > 1 for branches, _ in R._GATES.values())
+    for i, (_, on_low) in R._GATES.items():
+        gate = R.RULES[i].gate
+        assert gate is not None
+        whole = re.compile(gate.pattern.replace("(?i)", "")) if on_low else gate
+        for _ in range(500):
+            text = _soup(rng)
+            low = R._lower(text)
+            assert R._gate_open(i, text, low) == bool(whole.search(low if on_low else text)), (R.RULES[i].id, text)

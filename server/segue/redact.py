@@ -425,7 +425,7 @@ RULES: tuple[Rule, ...] = (
     Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",)),
     Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
-         (".",), gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
+         gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
@@ -439,7 +439,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
             r"|x-amz-signature|x-amz-credential|x-goog-signature|code|password|passwd|pwd|secret|key|auth"
             r"|private_token|sessionid|session)=(?P<s>[^&#\s\"'<>]{6,2000})"),
-         ("=",), _context_ok, gate=_r(r"(?i)[?&][a-z_-]{3,16}=")),
+         check=_context_ok, gate=_r(r"(?i)\?[a-z_-]{3,16}=|&[a-z_-]{3,16}=")),
     Rule("otpauth-secret", 2,
          _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",)),
     Rule("netrc-password", 2,
@@ -540,9 +540,40 @@ _KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords
                   for k in _KEYWORDS}
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text)
 _GATED = frozenset(i for i, r in enumerate(RULES) if not r.keywords and r.gate is not None and not r.whole_text)
-# rule index -> (gate, search it in the lower-cased text?); flags are read once (RegexFlag & is slow)
-_GATES = {i: (re.compile(r.gate.pattern.replace("(?i)", "")), True) if r.gate.flags & re.I else (r.gate, False)
+
+
+def _branches(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (sre scans a charset-first alternation at every position,
+    but skips straight to a literal first character: so each branch is searched on its own)."""
+    out, depth, cur, esc, in_class = [], 0, "", False, False
+    for c in pattern:
+        if esc:
+            esc = False
+        elif c == "\\":
+            esc = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += c
+    return [*out, cur]
+
+
+# rule index -> (the gate's branches, search them in the lower-cased text?); flags are read once here
+# (RegexFlag arithmetic costs more than a short search)
+_GATES = {i: (tuple(map(re.compile, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
           for i, r in enumerate(RULES) if r.gate is not None}
+
+
+def _gate_open(i: int, text: str, low: str) -> bool:
+    branches, on_low = _GATES[i]
+    return any(b.search(low if on_low else text) for b in branches)
 
 
 def _keywords_in(low: str) -> set[str]:
@@ -568,8 +599,7 @@ def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     cache: dict[re.Pattern[str], list[int]] = {}
     for i in sorted(picked):  # table order: it names merged spans
-        gate = _GATES.get(i)
-        if gate is None or gate[0].search(low if gate[1] else chunk):
+        if i not in _GATES or _gate_open(i, chunk, low):
             found += _run(RULES[i], chunk, offset, low, cache, present)
     return found
 
@@ -736,15 +766,17 @@ class Redactor:
         if self._exact_re is not None and any(v in text for v in self._exact):  # `in` is cheaper than sre
             found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
         low = _lower(text)
-        if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
-            for rule in _WHOLE_RULES:
-                if any(k in low for k in rule.keywords):
-                    found += _run(rule, text, 0)
-        if len(text) <= 2 * _WINDOW:
-            found += _scan(text, 0, low)
-        else:
-            for start, chunk in _windows(text):
-                found += _scan(chunk, start, low[start : start + len(chunk)])
+        # else no rule can match: most titles, commands and paths stop here
+        if _KEYWORD_RE.search(low) or any(_gate_open(i, text, low) for i in _GATED):
+            if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
+                for rule in _WHOLE_RULES:
+                    if any(k in low for k in rule.keywords):
+                        found += _run(rule, text, 0)
+            if len(text) <= 2 * _WINDOW:
+                found += _scan(text, 0, low)
+            else:
+                for start, chunk in _windows(text):
+                    found += _scan(chunk, start, low[start : start + len(chunk)])
         if not found:
             return found
         if "[REDACTED:" in text:
