@@ -1055,8 +1055,8 @@ def test_write_line_counts_from_bytes_match_decoded_text(tmp_path: Path) -> None
     """A Write's content is cut and its lines counted from the JSON escapes: `\\u000a` newlines, a last
     line with or without a newline, escaped backslashes before `n` (decoded whole instead)."""
     env, root = claude_home(tmp_path)
-    bodies = ["a\n" * 3000, "a\n" * 3000 + "tail", "x" * 5000, "C:\\new\\" * 800 + "\n", "\n" * 4000,
-              "é\n" * 2000 + "😀", "y" * 4000 + "\u2028z"]
+    bodies = ["a\n" * 3000, "a\n" * 3000 + "tail", "x" * 9000, "C:\\new\\" * 1500 + "\n", "\n" * 4000,
+              "é\n" * 3000 + "😀", "y" * 9000 + "\u2028z"]  # lines over CUT_MIN
     log = Log()
     log.user("go")
     for i, body in enumerate(bodies):

@@ -621,8 +621,12 @@ class _StepWalker:
         if r >= 0:
             if raw.find(b'"type":"progress"', 0, r) >= 0:
                 return
-        elif raw.find(b'"type":"progress"', 0, 4096) >= 0 or _is_progress(raw) or (
-                b'"role":"' not in raw and b"queued_command" not in raw):
+        elif raw.find(b'"type":"progress"', 0, 4096) >= 0:
+            return
+        elif len(raw) <= 4096:  # searched whole: no role, no progress
+            if b"queued_command" not in raw:
+                return
+        elif _is_progress(raw) or (b'"role":"' not in raw and b"queued_command" not in raw):
             return
         # A record holding tool results is never a request: when none of its results answers a call we
         # wait for (reads, greps, … are left out), skip it undecoded. Quotes inside JSON strings are
@@ -842,7 +846,7 @@ class _StepWalker:
 # long strings keep only their ends (`cut_strings`); whenever the cut copy could read differently from the
 # whole line, the whole line is decoded.
 
-CUT_MIN = 2 * 1024  # shorter lines are decoded whole
+CUT_MIN = 8 * 1024  # shorter lines are decoded whole: cutting costs more than it saves
 CUT_KEEP = 1024  # bytes kept at each end of a result text the brief reads
 _FIRST_TYPE = re.compile(rb'\{"type":"([\w-]+)"')
 _MESSAGE_TYPES = (b"user", b"assistant", b"attachment")
