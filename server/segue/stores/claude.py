@@ -33,7 +33,8 @@ from segue.stores.base import (
     pid_alive,
     read_head_tail,
 )
-from segue.stores.codex import CUT_MARK, _string_end, cut_strings
+from segue.stores.jsoncut import CUT_MARK, cut_strings
+from segue.stores.jsoncut import string_end as _string_end
 
 RUNTIME = "claude"
 KIND_SESSION = "session"  # projects/<enc>/<uuid>.jsonl

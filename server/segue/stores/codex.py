@@ -21,7 +21,7 @@ import re
 import shlex
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -37,6 +37,8 @@ from segue.stores.base import (
     loads,
     read_head_tail,
 )
+from segue.stores.jsoncut import CUT_MARK, cut_strings
+from segue.stores.jsoncut import string_end as _string_end
 
 RUNTIME = "codex"
 OVERRIDE = "set CODEX_HOME"
@@ -502,24 +504,6 @@ def normalize(obj: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     if isinstance(obj.get("id"), str) and ("timestamp" in obj or "instructions" in obj):
         return "bare_meta", obj, obj.get("timestamp")
     return "unknown", obj, obj.get("timestamp")
-
-
-def _string_end(raw: bytes, j: int, limit: int = 64) -> int:
-    """Index of the unescaped quote that ends the JSON string opened at `raw[j]`, or -1 (also after `limit`
-    escaped quotes). Loops over quotes with a single-byte `find`: memchr-fast, where CPython's
-    multi-byte search is slow on JSON."""
-    k = j + 1
-    for _ in range(limit):  # text full of escaped quotes: a plain decode is cheaper than this loop
-        k = raw.find(b'"', k)
-        if k < 0:
-            return -1
-        n = 0
-        while raw[k - 1 - n] == 0x5C:  # backslashes before the quote
-            n += 1
-        if n % 2 == 0:
-            return k
-        k += 1
-    return -1
 
 
 def _blank_string(raw: bytes, key: bytes) -> bytes:
@@ -1715,8 +1699,7 @@ def _short_args(args: dict[str, Any]) -> str:
 
 CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
 CUT_TAIL = 1024  # bytes kept at the end of a cut string (the output tail is its last OUTPUT_TAIL characters)
-CUT_MARK = _MARK = "\x00segue:cut\x00"  # what a cut string holds in place of its middle
-_MARK_JSON = b"\\u0000segue:cut\\u0000"
+_MARK = CUT_MARK
 _SKIP = object()
 
 _USED_RESPONSE = {b"message", b"function_call", b"custom_tool_call", b"local_shell_call", b"function_call_output",
@@ -1737,51 +1720,6 @@ def _skip(raw: bytes, at: int, bare: bool = False) -> Any:
     """`_SKIP`, unless a second record starts later in the line (a cut record run into the next one,
     #24425): then None, and the line is decoded record by record."""
     return None if raw.find(b'{"type"' if bare else b'{"timestamp"', at) >= 0 else _SKIP
-
-
-def _cut_point(raw: bytes, p: int, hi: int) -> int:
-    """The first index from `p` (below `hi`, at most 256 bytes on) where a JSON string can be cut: not
-    inside an escape sequence (no backslash in the 6 bytes before) nor inside a UTF-8 character; else -1."""
-    end = min(p + 256, hi)
-    while p < end:
-        b = raw.rfind(b"\\", p - 6, p)
-        if b >= 0:
-            p = b + 7
-        elif 0x80 <= raw[p] < 0xC0:
-            p += 1
-        else:
-            return p
-    return -1
-
-
-def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]], cut: list[int] | None = None
-                ) -> bytes | None:
-    """A copy of the JSON line `raw` with the middle of long strings replaced by `CUT_MARK`. Each span is
-    (index of the string's opening quote, bytes to keep at its start, bytes to keep at its end); spans
-    ascend and never start inside another string. The starts of the strings cut are appended to `cut`.
-    None when no string was long enough to be worth it.
-
-    Shared with the Claude Code reader; it belongs in `stores.base`."""
-    pieces: list[bytes] = []
-    prev = 0
-    for j, head, tail in spans:
-        if j < prev:
-            continue
-        k = _string_end(raw, j, 4096)
-        if k < 0 or k - j < head + tail + 1024:
-            continue
-        a = j + 1 if head == 0 else _cut_point(raw, j + 1 + head, k)
-        b = k if tail == 0 else _cut_point(raw, k - tail, k)
-        if a < 0 or b < 0:
-            continue
-        pieces += (raw[prev:a], _MARK_JSON)
-        prev = b
-        if cut is not None:
-            cut.append(j)
-    if not pieces:
-        return None
-    pieces.append(raw[prev:])
-    return b"".join(pieces)
 
 
 def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
