@@ -1,6 +1,7 @@
-"""Redaction pre-filters only skip work: the keyword index, the gates and the literal-first regexes give
-the same spans as running every rule wherever one of its keywords occurs (the old contract, checked
-with plain substring tests), on the corpus and on fragment soup built to hit each gate's shape."""
+"""Redaction pre-filters only skip work: the keyword index, the gates, the start positions and the
+literal-first regexes give the same spans as running every rule with finditer wherever one of its
+keywords occurs (the old contract, checked with plain substring tests), on the corpus and on fragment
+soup built to hit each gate's and each start's shape."""
 
 from __future__ import annotations
 
@@ -26,7 +27,29 @@ FRAGMENTS = [
     ":", "@", "=", "==", "!=", "===", "'", '"', "`", " ", " ", " ", "\t", "\n", "?", "&", "sig", "code", "session",
     "-", "--", "--password", "--token", ".", ".ey", "eyJ", "h_", "SK", "sk", ",", ">", "|", "(", ")", "[", "]",
     "curl", "-u", "mysql", "-p", "Bearer", "Authorization", "cookie", "_", "DB_", "export ", "<", ">", "/", "MTk",
+    "Proxy-", "proxy-authorization", "Set-Cookie", "X-Api-Key", "api-key", "x-goog-", "postgres", "git+ssh", "a.b",
+    "123456789", "12345", ":AA", ":A", "ghp_", "gho_", "github_pat_", "glpat-", "AKIA", "ASIA", "xoxb-", "xoxb-1-",
+    "xapp-1-", "sk_live_", "sk-ant-api03-", "hf_", "AIza", "npm_", "SG.", "sbp_", "SK", "gsk_", "pplx-", "dop_v1_",
+    "dapi", "shpat_", "hvs.", "AGE-SECRET-KEY-1", "ops_eyJ", "A3-", "HRKU-AA", "sntrys_", "lin_api_", "ntn_", "glsa_",
+    "glc_", "PMAK-", "machine ", " login ", "mysqldump", "sshpass -p ", "redis-cli -a ", "otpauth://totp/x?secret=",
+    "AccountKey=", "IDENTIFIED BY ", "Pwd=", ";", "İ", "ı", "ſ",
 ]
+
+
+def _samples(rng: random.Random) -> list[str]:
+    """Made-up tokens of the shapes the corpus lacks (random bodies: nothing here is a real credential)."""
+    def rand(alphabet: str, n: int) -> str:
+        return "".join(rng.choices(alphabet, k=n))
+    hexd, alnum = "0123456789abcdef", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    return [
+        "dop_v1_" + rand(hexd, 64), "github_pat_" + rand(alnum + "_", 82), "gsk_" + rand(alnum, 52),
+        "lin_api_" + rand(alnum, 40), "sk-or-v1-" + rand(hexd, 64), "PMAK-" + rand(hexd, 24) + "-" + rand(hexd, 34),
+        "otpauth://totp/Acme:alice?secret=" + rand("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16) + "&issuer=Acme",
+        "redis-cli -h db -a " + rand(alnum, 14) + " ping", "shpat_" + rand(hexd, 32), "sbp_" + rand(hexd, 40),
+        "SK" + rand(hexd, 32), "xai-" + rand(alnum, 80), "123456789:AA" + rand(alnum, 33),
+        "A3-" + rand(upper, 6) + "-" + rand(upper, 11) + "-" + "-".join(rand(upper, 5) for _ in range(3)),
+    ]
 
 
 def _soup(rng: random.Random) -> str:
@@ -34,28 +57,47 @@ def _soup(rng: random.Random) -> str:
     for _ in range(rng.randint(3, 40)):
         if rng.random() < 0.7:
             parts.append(rng.choice(FRAGMENTS))
-        else:  # a value-like run, sometimes exactly 40 (the AWS secret length) or 6 (discord's middle part)
-            n = rng.choice([1, 3, 6, 8, 12, 24, 32, 40, 45])
-            parts.append("".join(rng.choices("abcXYZ0123456789+/=_-", k=n)))
+        else:  # value-like runs of the lengths rules ask for (AWS secret 40, discord 6, vendor bodies …)
+            n = rng.choice([1, 3, 6, 8, 12, 16, 20, 24, 32, 34, 35, 36, 40, 45, 52, 64])
+            parts.append("".join(rng.choices(rng.choice(["abcXYZ0123456789+/=_-", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+                                                          "0123456789abcdef", "aB3dE5gH7jK9mN1pQ"]), k=n)))
     return "".join(parts)
+
+
+def _plain_run(rule: R.Rule, chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
+    """R._run without start positions: finditer, or the identifier anchors (which define where keyed
+    rules match, not just where sre looks)."""
+    if rule.finder is not None:
+        return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(chunk)]
+    if rule.anchor is not None:
+        matches = list(R._anchored(rule, chunk, R._identifier_starts(rule.anchor, chunk, low)))
+    else:
+        matches = list(rule.regex.finditer(chunk))
+    out = []
+    for m in matches:
+        a, b = R._value_span(m)
+        raw = m.group("s") if "s" in m.re.groupindex and m.start("s") >= 0 else m.group(0)
+        if b > a and (rule.check is None or rule.check(raw, m, chunk)):
+            out.append((a + offset, b + offset, rule.id))
+    return out
 
 
 def _reference(text: str) -> list[tuple[int, int, str]]:
     """The old pre-filter contract: per window, a rule runs iff one of its keywords is a substring of the
-    lower-cased window (rules without keywords always run); gates ignored."""
+    lower-cased window (rules without keywords always run); gates and start positions ignored."""
     found: list[tuple[int, int, str]] = []
     if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
         for rule in R.RULES:
             if rule.whole_text and any(k in text.lower() for k in rule.keywords):
-                found += R._run(rule, text, 0)
+                found += _plain_run(rule, text, 0, text.lower())
     for start, chunk in R._windows(text):
-        low = chunk.lower()
+        low = R._lower(chunk)
         for rule in R.RULES:
             if rule.whole_text:
                 continue
             keywords = OLD_KEYWORDS.get(rule.id, rule.keywords)
             if not keywords or any(k in low for k in keywords):
-                found += R._run(rule, chunk, start, low, {})
+                found += _plain_run(rule, chunk, start, low)
     if "[REDACTED:" in text:
         protected = [m.span() for m in R.MARKER_RE.finditer(text)]
         found = [s for s in found if not any(s[0] < pe and ps < s[1] for ps, pe in protected)]
@@ -77,13 +119,22 @@ def test_prefilters_change_no_span_on_the_corpus() -> None:
 def test_prefilters_change_no_span_on_fragment_soup() -> None:
     r = Redactor(environ={})
     rng = random.Random(20261129)
+    corpus = _corpus() + _samples(rng)
     hits = 0
-    for _ in range(4000):
-        text = _soup(rng)
+    # soup; every corpus text and sample inside soup; pairs of them run together or repeated
+    texts = [_soup(rng) for _ in range(4000)]
+    texts += [_soup(rng) + sep + c + sep + _soup(rng) for c in corpus for sep in ("", " ")]
+    texts += [_soup(rng) + rng.choice(corpus) + rng.choice(["", " ", "x", "_"]) + rng.choice(corpus) * rng.randint(1, 2)
+              + _soup(rng) for _ in range(1500)]
+    fired: set[str] = set()
+    for text in texts:
         spans = r._spans(text)
         assert spans == _reference(text), text
         hits += bool(spans)
-    assert hits > 400  # the soup does hold secrets, so the comparison means something
+        fired.update(rid for _, _, rid in spans)
+    assert hits > 2400  # the texts do hold secrets, so the comparison means something
+    missing = {rule.id for rule in R.RULES if rule.starts} - fired
+    assert not missing, missing
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -97,6 +148,11 @@ def test_keyword_index_finds_exactly_the_substrings(seed: int) -> None:
         lo = rng.randint(0, len(low))
         hi = rng.randint(lo, len(low))
         assert R._keywords_in(low[lo:hi]) == {k for k in R._KEYWORDS if k in low[lo:hi]}, (low, lo, hi)
+        # long texts take the per-first-character path
+        long = (low[lo:hi] + " ") * (R._SPLIT_AT // (hi - lo + 1) + 1)
+        assert len(long) >= R._SPLIT_AT
+        assert R._keywords_in(long) == {k for k in R._KEYWORDS if k in long}, long
+        assert R._has_keyword(long) == any(k in long for k in R._KEYWORDS)
 
 
 def test_literal_first_regexes_match_like_the_originals() -> None:

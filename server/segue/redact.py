@@ -126,6 +126,22 @@ Check = Callable[[str, "re.Match[str]", str], bool]  # (value, match, text) -> k
 
 
 @dataclass(frozen=True)
+class Starts:
+    """Where a rule's matches can begin: at an occurrence of one of ``words`` in the lower-cased text,
+    or at most ``reach`` characters of ``over`` (None: any) before one. For regexes with no literal to
+    skip to (``\\b``, a look-behind or (?i) first) sre tries every position; matching only here, in
+    order and never inside the previous match, finds the same matches as finditer. No ``words``: the
+    rule's keywords."""
+
+    words: tuple[str, ...] = ()
+    over: str | None = ""
+    reach: int = 0
+
+
+_AT_KEYWORD = Starts()
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     tier: int
@@ -142,6 +158,7 @@ class Rule:
     # skip through be left out of windows that hold a keyword but not the shape; written in lower
     # case with (?i), it is searched in the lower-cased window (case-insensitive sre is slow)
     gate: re.Pattern[str] | None = None
+    starts: Starts | None = None
 
 
 def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -336,72 +353,82 @@ RULES: tuple[Rule, ...] = (
     Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
          ("putty-user-key-file",), whole_text=True),
     Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
-         ("a3t", "akia", "asia", "abia", "acca"), _tier1_ok),
+         ("a3t", "akia", "asia", "abia", "acca"), _tier1_ok, starts=_AT_KEYWORD),
     Rule("github-token", 1, _r(r"\b(?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255}\b"),
-         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _tier1_ok),
-    Rule("github-fine-grained-pat", 1, _r(r"\bgithub_pat_\w{82}\b"), ("github_pat_",), _tier1_ok),
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("github-fine-grained-pat", 1, _r(r"\bgithub_pat_\w{82}\b"), ("github_pat_",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("gitlab-token", 1,
          _r(r"\b(?:glpat|gldt|glft|glsoat|glrt|glptt|glcbt|glimt|glagent|gloas|glffct)-[0-9A-Za-z_.-]{20,300}"),
          ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glptt-", "glcbt-", "glimt-", "glagent-", "gloas-",
-          "glffct-"), _tier1_ok),
-    Rule("gitlab-rrt", 1, _r(r"\bGR1348941[\w-]{20,50}"), ("gr1348941",), _tier1_ok),
-    Rule("slack-token", 1, _r(r"(?i)\bxox[abposre]-(?:\d+-)+[0-9a-z-]{6,300}"), ("xox",), _slack_ok),
-    Rule("slack-config-token", 1, _r(r"(?i)\bxoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,400}"), ("xoxe",), _tier1_ok),
-    Rule("slack-app-token", 1, _r(r"(?i)\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"), ("xapp-",), _tier1_ok),
+          "glffct-"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("gitlab-rrt", 1, _r(r"\bGR1348941[\w-]{20,50}"), ("gr1348941",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("slack-token", 1, _r(r"(?i)\bxox[abposre]-(?:\d+-)+[0-9a-z-]{6,300}"), ("xox",), _slack_ok,
+         starts=_AT_KEYWORD),
+    Rule("slack-config-token", 1, _r(r"(?i)\bxoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,400}"), ("xoxe",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("slack-app-token", 1, _r(r"(?i)\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"), ("xapp-",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("slack-webhook", 1,
          _r(r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}"),
          ("hooks.slack.com",), _tier1_ok),
-    Rule("stripe-key", 1, _r(r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,255}\b"), ("sk_", "rk_"), _tier1_ok),
+    Rule("stripe-key", 1, _r(r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,255}\b"), ("sk_", "rk_"), _tier1_ok,
+         starts=_AT_KEYWORD),
     Rule("openai-key", 1,
          _r(r"\bsk-(?:(?:proj|svcacct|admin|service)-[A-Za-z0-9_-]{1,300}|[A-Za-z0-9]{1,300})T3BlbkFJ[A-Za-z0-9_-]{1,300}"),
          ("t3blbkfj",), _tier1_ok),
-    Rule("anthropic-key", 1, _r(r"\bsk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{20,300}"), ("sk-ant-",), _tier1_ok),
-    Rule("openrouter-key", 1, _r(r"\bsk-or-v1-[0-9a-f]{64}\b"), ("sk-or-v1-",), _tier1_ok),
-    Rule("huggingface-token", 1, _r(r"\b(?:hf_|api_org_)[A-Za-z0-9]{34}\b"), ("hf_", "api_org_"), _tier1_ok),
-    Rule("gcp-api-key", 1, _r(r"\bAIza[\w-]{35}(?![\w-])"), ("aiza",), _tier1_ok),
-    Rule("npm-token", 1, _r(r"(?i)\bnpm_[a-z0-9]{36}\b"), ("npm_",), _tier1_ok),
+    Rule("anthropic-key", 1, _r(r"\bsk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{20,300}"), ("sk-ant-",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("openrouter-key", 1, _r(r"\bsk-or-v1-[0-9a-f]{64}\b"), ("sk-or-v1-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("huggingface-token", 1, _r(r"\b(?:hf_|api_org_)[A-Za-z0-9]{34}\b"), ("hf_", "api_org_"), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("gcp-api-key", 1, _r(r"\bAIza[\w-]{35}(?![\w-])"), ("aiza",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("npm-token", 1, _r(r"(?i)\bnpm_[a-z0-9]{36}\b"), ("npm_",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("pypi-token", 1, _r(r"\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[\w-]{50,1000}"), ("pypi-age",),
-         _tier1_ok),
-    Rule("sendgrid-key", 1, _r(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), ("sg.",), _tier1_ok),
+         _tier1_ok, starts=_AT_KEYWORD),
+    Rule("sendgrid-key", 1, _r(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), ("sg.",), _tier1_ok,
+         starts=_AT_KEYWORD),
     Rule("supabase-key", 1, _r(r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{31})\b"), ("sbp_", "sb_secret_"),
-         _tier1_ok),
+         _tier1_ok, starts=_AT_KEYWORD),
     Rule("azure-ad-client-secret", 1,
          _r(r"(?:^|[\\'\"`\s>=:(,)])(?P<s>[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'\"`\s<),])", re.M),
          ("q~",), _tier1_ok),
-    Rule("twilio-api-key", 1, _r(r"\bSK[0-9a-fA-F]{32}\b"), ("sk",), _tier1_ok),
+    Rule("twilio-api-key", 1, _r(r"\bSK[0-9a-fA-F]{32}\b"), ("sk",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("aws-bedrock-api-key", 1,
          _r(r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}|\bbedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%-]{0,2000}"),
-         ("absk", "bedrock-api-key-"), _tier1_ok),
-    Rule("xai-api-key", 1, _r(r"\bxai-[A-Za-z0-9_-]{70,120}"), ("xai-",), _tier1_ok),
-    Rule("groq-api-key", 1, _r(r"\bgsk_[A-Za-z0-9]{52}\b"), ("gsk_",), _tier1_ok),
-    Rule("perplexity-api-key", 1, _r(r"\bpplx-[A-Za-z0-9]{48}\b"), ("pplx-",), _tier1_ok),
+         ("absk", "bedrock-api-key-"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("xai-api-key", 1, _r(r"\bxai-[A-Za-z0-9_-]{70,120}"), ("xai-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("groq-api-key", 1, _r(r"\bgsk_[A-Za-z0-9]{52}\b"), ("gsk_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("perplexity-api-key", 1, _r(r"\bpplx-[A-Za-z0-9]{48}\b"), ("pplx-",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("digitalocean-token", 1, _r(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), ("do_v1_", "dop_v1_", "doo_v1_", "dor_v1_"),
-         _tier1_ok),
-    Rule("databricks-api-token", 1, _r(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), ("dapi",), _tier1_ok),
-    Rule("shopify-token", 1, _r(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), ("shp",), _tier1_ok),
+         _tier1_ok, starts=_AT_KEYWORD),
+    Rule("databricks-api-token", 1, _r(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), ("dapi",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("shopify-token", 1, _r(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), ("shp",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("hashicorp-tf-api-token", 1, _r(r"(?i)\b[a-z0-9]{14}\.(?-i:atlasv1)\.[a-z0-9_=-]{60,70}"), ("atlasv1",),
          _tier1_ok),
-    Rule("vault-token", 1, _r(r"\bhv[sb]\.[\w-]{90,300}"), ("hvs.", "hvb."), _tier1_ok),
-    Rule("age-secret-key", 1, _r(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"), ("age-secret-key-",)),
-    Rule("1password-service-account-token", 1, _r(r"\bops_eyJ[A-Za-z0-9+/]{250,5000}={0,3}"), ("ops_eyj",), _tier1_ok),
+    Rule("vault-token", 1, _r(r"\bhv[sb]\.[\w-]{90,300}"), ("hvs.", "hvb."), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("age-secret-key", 1, _r(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"), ("age-secret-key-",),
+         starts=_AT_KEYWORD),
+    Rule("1password-service-account-token", 1, _r(r"\bops_eyJ[A-Za-z0-9+/]{250,5000}={0,3}"), ("ops_eyj",), _tier1_ok,
+         starts=_AT_KEYWORD),
     Rule("1password-secret-key", 1,
          _r(r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
-         ("a3-",), _tier1_ok),
-    Rule("heroku-api-key-v2", 1, _r(r"\bHRKU-AA[0-9A-Za-z_-]{58}"), ("hrku-",), _tier1_ok),
-    Rule("sentry-token", 1, _r(r"\bsntry[us]_[A-Za-z0-9+/=_]{40,2000}"), ("sntry",), _tier1_ok),
-    Rule("linear-api-key", 1, _r(r"\blin_api_[A-Za-z0-9]{40}\b"), ("lin_api_",), _tier1_ok),
-    Rule("notion-api-token", 1, _r(r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b"), ("ntn_",), _tier1_ok),
+         ("a3-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("heroku-api-key-v2", 1, _r(r"\bHRKU-AA[0-9A-Za-z_-]{58}"), ("hrku-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("sentry-token", 1, _r(r"\bsntry[us]_[A-Za-z0-9+/=_]{40,2000}"), ("sntry",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("linear-api-key", 1, _r(r"\blin_api_[A-Za-z0-9]{40}\b"), ("lin_api_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("notion-api-token", 1, _r(r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b"), ("ntn_",), _tier1_ok, starts=_AT_KEYWORD),
     Rule("grafana-token", 1,
          _r(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}"),
-         ("glsa_", "glc_", "eyjrijoi"), _tier1_ok),
-    Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok),
+         ("glsa_", "glc_", "eyjrijoi"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
+         starts=_AT_KEYWORD),
     Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
     # --- tier 2: structure and context ----------------------------------------------------
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
-         (".ey",)),
+         (".ey",), starts=Starts(("ey",))),
     Rule("url-credentials", 2,
          _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]{0,100}:(?P<s>[^\s@/\"'<>]{1,200})@"), ("://",),
-         _url_ok, gate=_r(r"://[^\s:/@\"'<>]{0,100}:[^\s@/\"'<>]{1,200}@")),
+         _url_ok, gate=_r(r"://[^\s:/@\"'<>]{0,100}:[^\s@/\"'<>]{1,200}@"),
+         starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
     Rule("curl-user", 2,
          _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
             r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _curl_ok,
@@ -410,26 +437,30 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
             r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1 + r")?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
-         ("authorization",), _context_ok),
+         ("authorization",), _context_ok, starts=Starts(("proxy-authorization", "authorization"))),
     Rule("cookie-header", 2,
          _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
          ("cookie",),
-         _context_ok),
+         _context_ok, starts=Starts(("set-cookie", "cookie"))),
     Rule("api-key-header", 2,
          _r(r"(?i)\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|private-token|x-functions-key"
             r"|ocp-apim-subscription-key)[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
          ("api-key", "auth-token", "access-token", "private-token", "functions-key", "subscription-key"),
-         _context_ok),
+         _context_ok, starts=Starts(("x-api-key", "x-auth-token", "x-access-token", "api-key", "x-goog-api-key",
+                                     "private-token", "x-functions-key", "ocp-apim-subscription-key"))),
     Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?" + _SP + r"=" + _SP + r"(?P<s>[^\s'\"]{1,1000})"), ("_auth",),
          _context_ok),
-    Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",)),
-    Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",)),
+    Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",),
+         starts=_AT_KEYWORD),
+    Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",),
+         starts=Starts((":a",), "0123456789", 16)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
          gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
-         ("secret", "access", "key", "token"), _context_ok, gate=_r(r"(?i)[=>:|,][`'\"\s=]{0,5}[a-z0-9/+=]{40}")),
+         ("secret", "access", "key", "token"), _context_ok, gate=_r(r"(?i)[=>:|,][`'\"\s=]{0,5}[a-z0-9/+=]{40}"),
+         starts=Starts(("secret", "access", "key", "token"))),
     Rule("env-assignment", 2,
          _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
             r"|CREDENTIALS?|AUTH)[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
@@ -439,34 +470,37 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
             r"|x-amz-signature|x-amz-credential|x-goog-signature|code|password|passwd|pwd|secret|key|auth"
             r"|private_token|sessionid|session)=(?P<s>[^&#\s\"'<>]{6,2000})"),
-         check=_context_ok, gate=_r(r"(?i)\?[a-z_-]{3,16}=|&[a-z_-]{3,16}=")),
+         check=_context_ok, gate=_r(r"(?i)\?[a-z_-]{3,16}=|&[a-z_-]{3,16}="), starts=Starts(("?", "&"))),
     Rule("otpauth-secret", 2,
-         _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",)),
+         _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",),
+         starts=_AT_KEYWORD),
     Rule("netrc-password", 2,
          _r(r"(?i)\bmachine" + _SP1 + r"\S{1,200}\s+login\s+\S{1,200}\s+password" + _SP1 + r"(?P<s>\S{1,200})"),
          ("machine",),
-         _context_ok),
+         _context_ok, starts=_AT_KEYWORD),
     Rule("cli-password-flag", 2,
          _r(r"(?i)-(?<![\w-]-)-?(?:password|passwd|pass|pwd|token|api[-_]?key|apikey|secret|auth-token|access-token"
             r"|client-secret|secret-key|access-key)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
          ("pass", "pwd", "token", "key", "secret"), _context_ok),
     Rule("mysql-password", 2,
          _r(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,300}?[ \t]-p"
-            r"(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"), ("mysql", "mariadb"), _context_ok),
+            r"(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"), ("mysql", "mariadb"), _context_ok, starts=_AT_KEYWORD),
     Rule("sshpass-password", 2, _r(r"\bsshpass" + _SP1 + r"-p" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
          ("sshpass",),
-         _context_ok),
+         _context_ok, starts=_AT_KEYWORD),
     Rule("redis-cli-password", 2,
          _r(r"\bredis-cli\b[^\n|;&]{0,300}?[ \t]-a" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("redis-cli",),
-         _context_ok),
+         _context_ok, starts=_AT_KEYWORD),
     Rule("sql-password", 2,
          _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?by|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
             r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
-         gate=_r(r"(?i)(?:by|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]")),
+         gate=_r(r"(?i)(?:by|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
+         starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
          _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
-            re.M), ("password", "pwd"), _context_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "=")),
+            re.M), ("password", "pwd"), _context_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "="),
+         starts=Starts(("password", "pwd"), None, 1)),
     Rule("password-assignment", 2,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?(?P<sep>" + _SEP + ")" + _VAL),
          _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
@@ -529,6 +563,12 @@ _ANCHOR_WORDS = {a: tuple(low.pattern.split("|")) for a, low in _LOWER_ANCHORS.i
                  if re.fullmatch(r"[\w ]+(?:\|[\w ]+)*", low.pattern)}
 _KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _ANCHOR_WORDS.values() for w in ws})
 _KEYWORD_RE = re.compile(_trie(_KEYWORDS))
+# sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
+# skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
+# character (~26 calls) is cheaper than one trie for all
+_SPLIT_AT = 400
+_KEYWORD_GROUPS = tuple(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
+                        for c in sorted({k[0] for k in _KEYWORDS}))
 # findall() reports non-overlapping matches: a keyword inside a match, or one that starts inside
 # a match and runs past its end, is not reported, so derive the first and look the second up
 _INNER = {k: tuple(o for o in _KEYWORDS if o != k and o in k) for k in _KEYWORDS}
@@ -576,9 +616,18 @@ def _gate_open(i: int, text: str, low: str) -> bool:
     return any(b.search(low if on_low else text) for b in branches)
 
 
+def _has_keyword(low: str) -> bool:
+    if len(low) < _SPLIT_AT:
+        return _KEYWORD_RE.search(low) is not None
+    return any(p.search(low) for p in _KEYWORD_GROUPS)
+
+
 def _keywords_in(low: str) -> set[str]:
     """Every keyword that occurs in ``low``."""
-    found = set(_KEYWORD_RE.findall(low))
+    if len(low) < _SPLIT_AT:
+        found = set(_KEYWORD_RE.findall(low))
+    else:  # a keyword hides only keywords of its own group; the fix-ups below cover both cases
+        found = {k for p in _KEYWORD_GROUPS for k in p.findall(low)}
     if not found:
         return found
     present = set(found)
@@ -622,10 +671,32 @@ def _word_hits(words: tuple[str, ...], low: str, present: set[str]) -> list[int]
     return out
 
 
+# sre's (?i) matches these to i and s, str.lower() keeps them (or, for U+0130, turns it into two characters)
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
 def _lower(text: str) -> str:
-    """Lower-cased with offsets kept: only U+0130 lower-cases to two characters; sre folds it to i."""
+    """Lower-cased as (?i) sees it, offsets kept: a keyword or start found here is one sre can match."""
     low = text.lower()
-    return low if len(low) == len(text) else text.replace("\u0130", "i").lower()
+    if len(low) != len(text) or "\u0131" in low or "\u017f" in low:
+        low = text.translate(_FOLD).lower()
+    return low
+
+
+def _start_positions(st: Starts, words: tuple[str, ...], low: str) -> list[int]:
+    """Where matches can begin (see Starts), in order."""
+    out: set[int] = set()
+    for w in words:
+        i = low.find(w)
+        while i >= 0:  # every occurrence, overlapping ones too
+            if st.reach:
+                seg = low[max(0, i - st.reach) : i]
+                back = len(seg) if st.over is None else len(seg) - len(seg.rstrip(st.over))
+                out.update(range(i - back, i + 1))
+            else:
+                out.add(i)
+            i = low.find(w, i + 1)
+    return sorted(out)
 
 
 def _value_span(m: re.Match[str]) -> tuple[int, int]:
@@ -767,7 +838,7 @@ class Redactor:
             found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
         low = _lower(text)
         # else no rule can match: most titles, commands and paths stop here
-        if _KEYWORD_RE.search(low) or any(_gate_open(i, text, low) for i in _GATED):
+        if _has_keyword(low) or any(_gate_open(i, text, low) for i in _GATED):
             if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
                 for rule in _WHOLE_RULES:
                     if any(k in low for k in rule.keywords):
@@ -859,6 +930,9 @@ def _run(rule: Rule, text: str, offset: int, low: str | None = None,
         if rule.anchor not in cache:
             cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present)
         matches = _anchored(rule, text, cache[rule.anchor])
+    elif rule.starts is not None:
+        low = low if low is not None and len(low) == len(text) else _lower(text)
+        matches = _anchored(rule, text, _start_positions(rule.starts, rule.starts.words or rule.keywords, low))
     else:
         matches = rule.regex.finditer(text)
     out = []
