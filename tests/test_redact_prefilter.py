@@ -237,3 +237,10 @@ def test_plain_short_texts_run_no_rule(monkeypatch: pytest.MonkeyPatch) -> None:
         assert r.excerpt(text, 2000) == (text, 0, False)
     assert ran == []
     assert r.redact("ls -la && " + PLAIN[0] + " --password=hunter2x")[1] == 1 and ran  # the spy does see rules
+
+
+def test_rules_without_keywords_have_case_insensitive_gates() -> None:
+    # the fast path searches their gates, joined, in the lower-cased text only
+    gated = [r for r in R.RULES if not r.keywords and not r.finder]
+    assert gated and all(r.gate is not None and r.gate.flags & re.I for r in gated)
+    assert R._GATED_RE is not None and R._GATED_RE.search(".abcdef.")

@@ -464,7 +464,7 @@ RULES: tuple[Rule, ...] = (
     Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",),
          starts=Starts((":a",), "0123456789", 16)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
-         gate=_r(r"\.[A-Za-z\d_-]{6}\.")),
+         gate=_r(r"(?i)\.[a-z\d_-]{6}\.")),
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
@@ -618,6 +618,11 @@ def _branches(pattern: str) -> list[str]:
 # (RegexFlag arithmetic costs more than a short search)
 _GATES = {i: (tuple(map(re.compile, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
           for i, r in enumerate(RULES) if r.gate is not None}
+
+
+# rules with a gate and no keyword (their gates are (?i)): one search in the lower-cased text tells
+# whether any of them can match
+_GATED_RE = re.compile("|".join(b.pattern for i in sorted(_GATED) for b in _GATES[i][0])) if _GATED else None
 
 
 def _gate_open(i: int, text: str, low: str) -> bool:
@@ -848,7 +853,7 @@ class Redactor:
             found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
         low = _lower(text)
         # else no rule can match: most titles, commands and paths stop here
-        if _has_keyword(low) or any(_gate_open(i, text, low) for i in _GATED):
+        if _has_keyword(low) or (_GATED_RE is not None and _GATED_RE.search(low)):
             if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
                 for rule in _WHOLE_RULES:
                     if any(k in low for k in rule.keywords):
