@@ -815,7 +815,9 @@ class Redactor:
         limit = max(0, limit)
         if not truncated:  # the common case: the whole text is the window and nothing is cut
             spans = self._spans(text)
-            red = _apply(text, spans) if spans else text
+            if not spans:
+                return text, 0, False
+            red = _apply(text, spans)
             if len(red) <= limit:
                 return red, min(sum(1 for _ in MARKER_RE.finditer(red)), len(spans)), False
         context = _CONTEXT
