@@ -51,3 +51,20 @@ def real_environ(runtimes: tuple[str, ...] = ("claude", "codex", "opencode", "cl
                 continue
             out[var] = str((base / rt if base else d) / rel)
     return out
+
+
+def assert_steps_match_scenario(steps: list[Any], stats: Any, want: dict[str, Any]) -> None:
+    """A reader's steps of one real-fixture session against what its scripted scenario made the agent do."""
+    name = want["scenario"]
+    cmds = [{"command": x.text, "exit_code": x.exit_code} for x in steps if x.kind == "command"]
+    assert cmds == want["commands"], name
+    edited = {x.path for x in steps if x.kind == "edit"}
+    assert set(want["files_written"]) <= edited, (name, edited)
+    refs = [x.ref for x in steps if x.kind == "subagent"]
+    assert refs == want.get("subagent_ids", []), name
+    requests = [x.text for x in steps if x.kind == "request"]
+    assert requests and requests[0] == want["first_request"], name
+    assert requests[-1] == want["latest_request"], name
+    assert stats.damaged_lines == 0 and not stats.problems, (name, stats)
+    if want["parent_id"] is None:
+        assert steps[-1].kind == "message", name

@@ -32,7 +32,7 @@ from segue.stores.cline_legacy import (
     patch_files,
     search_replace_counts,
 )
-from tests.conftest import real_fixture
+from tests.conftest import assert_steps_match_scenario, real_fixture
 
 SID = "1795945918025_mtrtv"
 SID2 = "1795946000000_abcde"
@@ -1228,19 +1228,7 @@ def test_real_fixture_steps_match_what_the_agent_did(tmp_path: Path) -> None:
     got = listing(r)
     for want in exp["sessions"]:
         steps, stats = steps_of(r, got[want["id"]])
-        name = want["scenario"]
-        cmds = [{"command": x.text, "exit_code": x.exit_code} for x in steps if x.kind == "command"]
-        assert cmds == want["commands"], name
-        edited = {x.path for x in steps if x.kind == "edit"}
-        assert set(want["files_written"]) <= edited, (name, edited)
-        refs = [x.ref for x in steps if x.kind == "subagent"]
-        assert refs == want.get("subagent_ids", []), name
-        requests = [x.text for x in steps if x.kind == "request"]
-        assert requests and requests[0] == want["first_request"], name
-        assert requests[-1] == want["latest_request"], name
-        assert stats.damaged_lines == 0 and not stats.problems, (name, stats)
-        if want["parent_id"] is None:
-            assert steps[-1].kind == "message", name
+        assert_steps_match_scenario(steps, stats, want)
 
 
 def test_real_fixture_live_capture_reads_the_wal(tmp_path: Path) -> None:
