@@ -195,10 +195,14 @@ def nothing_found(listing: Any, args: argparse.Namespace) -> str:
         return "No sessions match these filters."
     lines = ["No sessions found. Segue looked in:"]
     for runtime, locs in listing.locations.items():
-        for loc in locs:
-            state = "found, no sessions" if loc.exists else "not found"
-            hint = f" ({loc.how_to_override})" if loc.how_to_override else ""
-            lines.append(f"  {runtime:<9} {loc.path}  [{state}]{hint}")
+        if not locs:
+            continue
+        # the places that exist first, then the runtime's main location; the rest only counted
+        first = next((loc for loc in locs if loc.exists), locs[0])
+        state = "found, no sessions" if first.exists else "not found"
+        hint = f" ({first.how_to_override})" if first.how_to_override else ""
+        more = f"; {len(locs) - 1} more place{'s' if len(locs) > 2 else ''} checked" if len(locs) > 1 else ""
+        lines.append(f"  {runtime:<9} {first.path}  [{state}]{hint}{more}")
     lines.append("Point Segue elsewhere with those variables, or run `segue demo` to see it work on a sample.")
     return "\n".join(lines)
 
