@@ -508,6 +508,21 @@ def _json_files(path: str | os.PathLike[str]) -> list[str]:
     return sorted(out)
 
 
+def _load_record(path: str, stats: ReadStats) -> dict[str, Any] | None:
+    """One legacy JSON record (message or part) for steps; damage is counted, never raised."""
+    try:
+        rec = _load_json(path)
+    except (OSError, ValueError):
+        stats.damaged_lines += 1
+        return None
+    if not isinstance(rec, dict):
+        stats.damaged_lines += 1
+        return None
+    with contextlib.suppress(OSError):
+        stats.bytes_read += os.path.getsize(path)
+    return rec
+
+
 def _load_json(path: str, max_bytes: int = MAX_JSON_FILE) -> Any:
     """One legacy JSON document; only regular files are opened (a FIFO must not block us). Invalid UTF-8
     is replaced rather than fatal. Raises OSError / ValueError for what cannot be read."""
@@ -963,16 +978,9 @@ def _json_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[S
     if isinstance(loc.get("part_root"), str):
         lay.part_root = loc["part_root"]
     for mpath in lay.messages():
-        try:
-            msg = _load_json(mpath)
-        except (OSError, ValueError):
-            stats.damaged_lines += 1
+        msg = _load_record(mpath, stats)
+        if msg is None:
             continue
-        if not isinstance(msg, dict):
-            stats.damaged_lines += 1
-            continue
-        with contextlib.suppress(OSError):
-            stats.bytes_read += os.path.getsize(mpath)
         role = str(msg.get("role") or "")
         meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
         times = msg.get("time") if isinstance(msg.get("time"), dict) else (
@@ -989,15 +997,8 @@ def _json_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[S
             continue
         mid = msg.get("id") if isinstance(msg.get("id"), str) else os.path.basename(mpath)[:-5]
         for ppath in lay.parts(mid):
-            try:
-                part = _load_json(ppath)
-            except (OSError, ValueError):
-                stats.damaged_lines += 1
+            part = _load_record(ppath, stats)
+            if part is None:
                 continue
-            if not isinstance(part, dict):
-                stats.damaged_lines += 1
-                continue
-            with contextlib.suppress(OSError):
-                stats.bytes_read += os.path.getsize(ppath)
             if part.get("type") not in _SKIP_PART_TYPES:
                 yield from _part_steps(part, role, at, turns)
