@@ -1202,14 +1202,16 @@ def test_summary_of_another_session_is_never_the_title(tmp_path: Path) -> None:
     p = log.write(proj(root) / f"{SID}.jsonl")
     r = ClaudeReader(env)
     assert listing(r)[SID].title == "Refactor the lexer"
-    # a leaf that is a record of this file, past the head and the tail of a long file, names this session
+    # in a long file, the summary of its leaf (the last message, in the tail) names this session; one of
+    # a message in the middle (another conversation's leaf) does not
     big = Log(version="1.0.51")
-    big.rec({"type": "summary", "summary": "Lexer refactor", "leafUuid": f"u0150-{SID[:8]}"})
+    big.rec({"type": "summary", "summary": "Lexer refactor", "leafUuid": f"u0301-{SID[:8]}"})
+    big.rec({"type": "summary", "summary": "An older branch", "leafUuid": f"u0150-{SID[:8]}"})
     big.user("Refactor the lexer")
     for i in range(300):
         big.text(f"step {i} " + "z" * 400, mid=f"m{i}")
     big.write(p)
-    assert p.stat().st_size > 200 * 1024
+    assert p.stat().st_size > 200 * 1024 and f'"uuid":"u0301-{SID[:8]}"' in big.lines[-1]
     for fast in ("1", "0"):
         got = listing(ClaudeReader(Env(home=env.home, environ={"SEGUE_FAST_PATHS": fast})))[SID]
         assert got.title == "Lexer refactor", fast

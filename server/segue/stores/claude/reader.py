@@ -21,7 +21,7 @@ from segue.stores.claude.records import (
 )
 from segue.stores.claude.steps import StepWalker
 from segue.stores.claude.summary import Scan
-from segue.stores.text import cap, fast_paths, file_kind, open_regular
+from segue.stores.text import BOM, cap, fast_paths, file_kind, open_regular
 
 
 class ClaudeReader(Discovery):
@@ -42,12 +42,12 @@ class ClaudeReader(Discovery):
 
         head, tail, size = read_head_tail(path)
         scan = Scan(is_sub=is_sub, fast=self.fast)
-        if size == 0:
-            s.problems.append("empty file")
+        if size == 0 or (not tail and not head.removeprefix(BOM).strip()):
+            s.problems.append("empty file")  # nothing but a byte-order mark or blank lines counts too
         scan.feed(head, tail)
         if (scan.first_request is None or scan.cwd is None) and tail:
             scan.deep(path, s)  # the file is larger than head + tail: the fact may lie in between
-        scan.check_summary(path, whole=not tail)
+        scan.check_summary()
 
         s.first_request = scan.first_request
         s.cwd = scan.cwd

@@ -165,7 +165,7 @@ class Scan:
                     return
                 if fast and not (self.updated_at is None and c.buf.find(b'"timestamp"', start, stop) >= 0) \
                         and not (self.model is None and c.buf.find(b'"model"', start, stop) >= 0) \
-                        and (branch_done or c.buf.find(b'"gitBranch"', start, stop) < 0):
+                        and (branch_done or not _may_name_branch(c.buf, start, stop)):
                     continue  # nothing this line could add: leave it undecoded
                 rec = self._rec(ci, c, start, stop)
                 if rec is None:
@@ -218,13 +218,13 @@ class Scan:
             leaf = rec.get("leafUuid")
             self.summaries.append((rec["summary"].strip(), leaf if isinstance(leaf, str) and leaf else None))
 
-    def check_summary(self, path: str, whole: bool) -> None:
+    def check_summary(self) -> None:
         """A `summary` names this session only when its `leafUuid` is a record of this file: files also
-        carry summaries of other (continued, compacted) sessions. The latest such summary wins. Looks for
-        the leaf as a JSON string in what was read, then (for a longer file) in the file, up to DEEP_LIMIT
-        bytes."""
+        carry summaries of other (continued, compacted) sessions. Claude Code itself titles a conversation
+        with the summary of its leaf, the last message, which lies in the tail: so the leaf is looked for in
+        what was read (head and tail), never by reading the whole file. The latest such summary wins."""
         for text, leaf in reversed(self.summaries):
-            if leaf is not None and (self._leaf_read(leaf) or (not whole and _leaf_in_file(path, leaf))):
+            if leaf is not None and self._leaf_read(leaf):
                 self.summary = text
                 return
 
@@ -276,23 +276,11 @@ class Scan:
             s.problems.append(f"first request not found in the first {DEEP_LIMIT // (1024 * 1024)} MiB")
 
 
-def _leaf_in_file(path: str, leaf: str) -> bool:
-    """Is some record of the file this uuid? Byte search for the quoted value (a necessary condition),
-    then the line holding it is decoded to confirm."""
-    needle = ('"' + leaf + '"').encode("utf-8")
-    stats = ReadStats()
-    try:
-        with open_regular(path) as f:
-            for raw, _last in bounded_lines(f, stats):
-                if stats.bytes_read > DEEP_LIMIT:
-                    return False
-                if needle in raw:
-                    rec = decode(raw)
-                    if rec is not None and rec.get("uuid") == leaf and rec.get("type") != "summary":
-                        return True
-    except OSError:
-        return False
-    return False
+def _may_name_branch(buf: bytes, start: int, stop: int) -> bool:
+    """Could this line name a branch? Not without a `"gitBranch"` key, nor with Claude Code's own bytes
+    for an empty one (`"gitBranch":""`); any other form is decoded."""
+    i = buf.find(b'"gitBranch"', start, stop)
+    return i >= 0 and buf[i + 11: i + 14] != b':""'
 
 
 def is_progress(raw: bytes) -> bool:
