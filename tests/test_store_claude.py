@@ -254,10 +254,9 @@ def test_c3_steps(tmp_path: Path) -> None:
     assert subs[0].ref in got  # the ref names a listed session
     tools = [st.text for st in of(steps, "tool")]
     assert "WebFetch: http://127.0.0.1/docs" in tools
+    assert "Slash command: /compact keep tests" in tools  # not the first request: not a request
     assert not any(t.startswith("Read") for t in tools)
-    # a slash command is what the user typed: a request, with its arguments (changed deliberately, issue 11)
-    assert [st.text for st in of(steps, "request")] == ["Fix the build please", "/compact keep tests",
-                                                          "Now also run the tests"]
+    assert [st.text for st in of(steps, "request")] == ["Fix the build please", "Now also run the tests"]
     msgs = [st.text for st in of(steps, "message")]
     assert msgs[-1] == "All done: tests pass." and "API Error: 500" not in msgs
     assert steps[-1].kind == "message"
@@ -1191,6 +1190,15 @@ def test_session_beginning_with_a_slash_command(tmp_path: Path) -> None:
     md, facts = _brief_of(env)
     assert facts["first_request"] == facts["latest_request"] == "/init focus on the parser"
     assert "Please analyze this codebase" not in md
+    # a later slash command (`/exit`) is activity, not the latest request
+    log.user("Now add a section on tests")
+    log.user("<command-name>/exit</command-name>\n<command-message>exit</command-message>\n"
+             "<command-args></command-args>")
+    log.write(proj(root) / f"{SID}.jsonl")
+    md, facts = _brief_of(env)
+    assert facts["first_request"] == "/init focus on the parser"
+    assert facts["latest_request"] == "Now add a section on tests"
+    assert any(st["text"] == "Slash command: /exit" for st in facts["steps"])
 
 
 def test_summary_of_another_session_is_never_the_title(tmp_path: Path) -> None:

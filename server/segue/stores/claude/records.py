@@ -108,7 +108,7 @@ def model_of(rec: dict[str, Any]) -> str | None:
 # What counts as the user's own words (runtime-stores.md §1.5)
 
 
-def _unwrap(text: str) -> str | None:
+def _unwrap(text: str, slash: bool = True) -> str | None:
     """Strip IDE/reminder wrapper blocks in front of the user's words; None when nothing real is left or
     the text is one of Claude Code's injected forms."""
     while True:
@@ -118,7 +118,7 @@ def _unwrap(text: str) -> str | None:
         text = text[m.end():]
     text = text.strip()
     if text.startswith(("<command-name>", "<command-message>")):
-        return slash_command(text)
+        return slash_command(text) if slash else None
     if not text or text.startswith(_INJECTED_PREFIXES):
         return None
     return text
@@ -166,8 +166,12 @@ def _typed_origin(origin: Any) -> bool:
     return origin.get("kind") in _TYPED_ORIGINS
 
 
-def request_text(rec: dict[str, Any], *, in_subagent: bool = False) -> str | None:
-    """The user's own words in a record, unwrapped, or None when the record is not a real request."""
+def request_text(rec: dict[str, Any], *, in_subagent: bool = False, slash: bool = True) -> str | None:
+    """The user's own words in a record, unwrapped, or None when the record is not a real request.
+
+    A slash command (`/init ARGS`) is a request only with `slash`: readers pass it while no request has
+    been seen, so a session that begins with one shows it as its request and title, while later commands
+    (`/exit`, `/model`, …, which are not words for the agent) stay out of the latest request."""
     t = rec.get("type")
     if t == "attachment":
         att = rec.get("attachment")
@@ -177,7 +181,7 @@ def request_text(rec: dict[str, Any], *, in_subagent: bool = False) -> str | Non
             return None
         prompt = att.get("prompt")
         text = _blocks_text(prompt)
-        return _unwrap(text) if text else None
+        return _unwrap(text, slash) if text else None
     if t != "user" or rec.get("isMeta") or rec.get("isCompactSummary") \
             or not _typed_origin(rec.get("origin")):
         return None
@@ -187,4 +191,4 @@ def request_text(rec: dict[str, Any], *, in_subagent: bool = False) -> str | Non
     if not isinstance(msg, dict):
         return None
     text = _blocks_text(msg.get("content"))
-    return _unwrap(text) if text is not None else None
+    return _unwrap(text, slash) if text is not None else None

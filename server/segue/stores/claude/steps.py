@@ -19,6 +19,7 @@ from segue.stores.claude.records import (
     decode,
     plural,
     request_text,
+    slash_command,
     subagent_session_id,
 )
 from segue.stores.claude.summary import KNOWN_TYPES
@@ -66,6 +67,7 @@ class StepWalker:
         self.lines = 0  # non-blank lines
         self.recognised = 0  # of them, Claude Code records (decoded, or skipped on a positive match)
         self.bad_inputs = 0  # tool calls whose arguments could not be read
+        self.requests = 0
 
     def _dup(self, key: Any) -> bool:
         if not isinstance(key, str) or not key:
@@ -171,10 +173,11 @@ class StepWalker:
         # for, a typed command): the fast path leaves the others undecoded, and the duplicate window must
         # hold the same uuids on both paths.
         at = parse_time(rec.get("timestamp"))
-        text = request_text(rec, in_subagent=self.is_sub)
+        text = request_text(rec, in_subagent=self.is_sub, slash=not self.requests)
         if text is not None:
             if self._dup(rec.get("uuid")):
                 return
+            self.requests += 1
             yield from self._flush_message()
             if rec.get("type") == "user":
                 yield from self.finish_pending()
@@ -195,11 +198,17 @@ class StepWalker:
         side = bool(rec.get("isSidechain")) and not self.is_sub
         if side or rec.get("type") != "user" or rec.get("isMeta") or not isinstance(content, str):
             return
-        # `!` shell commands the user typed.
+        # `!` shell commands and later slash commands the user typed.
         m = BASH_INPUT.match(content)
         if m and not self._dup(rec.get("uuid")):
             yield from self._flush_message()
             yield Step("command", text=m.group(1).strip(), at=at, exit_code=None)
+            return
+        slash = slash_command(content) if content.lstrip().startswith(("<command-name>", "<command-message>")) \
+            else None
+        if slash and not self._dup(rec.get("uuid")):
+            yield from self._flush_message()
+            yield Step("tool", text=f"Slash command: {slash}", at=at)
 
     def _result(self, b: dict[str, Any], tur: Any, at: float | None) -> Iterator[Step]:
         p = self.pending.pop(b.get("tool_use_id"), None) if isinstance(b.get("tool_use_id"), str) else None
