@@ -48,6 +48,14 @@ MAX_LINE = 8 * 1024 * 1024  # longer lines are never JSON-decoded whole (compact
 STEP_TEXT = 16 * 1024  # cap on any one step's text: memory stays flat however big the session
 OUTPUT_TAIL = 400
 
+FAST_ENV = "SEGUE_READER_FAST"
+
+
+def fast_paths() -> bool:
+    """Byte-pattern shortcuts on (the default); `SEGUE_READER_FAST=0` reads by the reference decode only."""
+    return os.environ.get(FAST_ENV, "1") != "0"
+
+
 _ROLLOUT_RE = re.compile(r"^rollout-.*\.jsonl(?:\.zst)?$")
 _UUID_RE = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
                       r"\.jsonl(?:\.zst)?$")
@@ -58,6 +66,10 @@ _INDEX_RE = re.compile(rb'\{"id":"([0-9a-fA-F-]{36})","thread_name":("(?:[^"\\]|
 _TS_PREFIX_RE = re.compile(rb'\s*\{\s*"timestamp"\s*:\s*"([^"]{10,40})"')
 _EXIT_RE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
 _EXIT_JSON_RE = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+# Codex 0.40 sandbox denials: `failed in sandbox <Sandbox> with execution error: sandbox denied exec error,
+# exit code: N, stdout: …, stderr: …` (codex-rs SandboxErr::Denied's message)
+_SANDBOX_EXIT_RE = re.compile(r"failed in sandbox [^\n]{0,80}? with execution error: [^\n]{0,200}?"
+                              r"exit code: (-?\d+),")
 _OUTPUT_LINE_RE = re.compile(r"^Output:", re.M)
 _RUNNING_RE = re.compile(r"^Process running with session ID (\d+)", re.M)
 _CWD_TAG_RE = re.compile(r"<cwd>\s*(.*?)\s*</cwd>", re.S)
@@ -103,6 +115,7 @@ _PATCH_TOOLS = {"apply_patch"}
 _SPAWN_TOOLS = {"spawn_agent"}
 _QUIET_TOOLS = {"write_stdin", "wait_agent", "wait", "close_agent", "resume_agent", "view_image",
                 "read_file", "list_dir", "grep_files", "list_mcp_resources", "read_mcp_resource"}
+_CODE_MODE_TOOLS = {"exec"}  # code mode (0.154): one JavaScript cell that calls the other tools
 _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "ksh", "pwsh", "powershell", "powershell.exe", "cmd.exe"}
 
 
@@ -222,6 +235,9 @@ def exit_code_from_output(text: str) -> tuple[int | None, int | None]:
     m = _RUNNING_RE.search(head)
     if m:
         return None, int(m.group(1))
+    m = _SANDBOX_EXIT_RE.match(text, 0, 4096)
+    if m:
+        return int(m.group(1)), None
     if text.startswith('{"output"') or text.startswith('{"metadata"'):
         # old `shell`: a JSON string {"output":…,"metadata":{"exit_code":N,…}}
         obj = loads(text)
@@ -537,7 +553,7 @@ def _slim(raw: bytes) -> bytes:
 
 def _decode_slim(raw: bytes) -> tuple[list[dict[str, Any]], int]:
     """Decode a line the summary needs, skipping its big instruction strings when that parses."""
-    slim = _slim(raw)
+    slim = _slim(raw) if fast_paths() else raw
     if slim is not raw:
         obj = loads(slim)
         if isinstance(obj, dict):
@@ -585,8 +601,9 @@ class _Facts:
         self.capped = False  # the deep scan gave up at DEEP_LIMIT
         self.user_raws: list[bytes] = []
         self.user_bytes = 0
-        self.first_tc: bytes | None = None
-        self.last_tc: bytes | None = None
+        # a turn context (or 0.171 thread settings): kept raw from an envelope, decoded otherwise
+        self.first_tc: bytes | dict[str, Any] | None = None
+        self.last_tc: bytes | dict[str, Any] | None = None
 
     def done(self) -> bool:
         if self.meta is None:
@@ -600,7 +617,9 @@ class _Facts:
             self.first_ts = m.group(1).decode("ascii", "replace") if m else None
             self._decode(raw)
             return self.done()
-        m = _ENVELOPE_RE.match(raw)
+        m = _ENVELOPE_RE.match(raw) if fast_paths() else None
+        if m is not None and m.group(2) is None and m.group(1) in (b"event_msg", b"response_item"):
+            m = None  # the payload's type is not its first key: no positive match, decode below
         if m:  # Codex's own compact envelope: decide from the record type alone
             kind, sub = m.group(1), m.group(2)
             if kind == b"session_meta":
@@ -614,22 +633,17 @@ class _Facts:
                     self.first_tc = self.first_tc or raw
                     self.last_tc = raw
             elif kind == b"response_item":
-                if sub == b"message" and raw.find(b'"role":"user"', m.end(), m.end() + 300) > 0:
-                    self._keep_user(raw)
+                if sub == b"message":
+                    role = _ROLE_AT_RE.match(raw, m.end())
+                    if role is None or role.group(1) == b"user":  # only another role is a positive skip
+                        self._keep_user(raw)
             elif kind == b"turn_context":
                 self.first_tc = self.first_tc or raw
                 self.last_tc = raw
             return self.done()
-        probe = raw if len(raw) <= 1024 else raw[:400]  # record types sit at the front of a line
-        wanted = (self.meta is None and b'"session_meta"' in probe) or (
-            self.request is None and (b'"user_message"' in probe or b'"UserMessage"' in probe))
-        if wanted:
-            self._decode(raw)
-        elif b'"role":"user"' in probe or b'"role": "user"' in probe:
-            self._keep_user(raw)
-        elif b'"turn_context"' in probe or b'"thread_settings_applied"' in probe:
-            self.first_tc = self.first_tc or raw
-            self.last_tc = raw
+        # Not Codex's own envelope (X1 bare items, another writer's spacing or key order): the reference
+        # path, decode the line and take what it holds.
+        self._decode(raw)
         return self.done()
 
     def _keep_user(self, raw: bytes) -> None:
@@ -663,6 +677,9 @@ class _Facts:
                 elif t == "item_completed" and isinstance(p.get("item"), dict) \
                         and p["item"].get("type") == "UserMessage":
                     self.request = item_request(p["item"])
+        elif kind == "turn_context" or (kind == "event_msg" and p.get("type") == "thread_settings_applied"):
+            self.first_tc = self.first_tc or p
+            self.last_tc = p
         elif kind == "response_item" and p.get("type") == "message" and p.get("role") == "user":
             if self.env_cwd is None:
                 self.env_cwd = _env_cwd(p)
@@ -675,9 +692,9 @@ class _Facts:
         for raw in raws:
             self._decode(raw)
 
-    def turn(self, which: bytes | None) -> dict[str, Any] | None:
-        if which is None:
-            return None
+    def turn(self, which: bytes | dict[str, Any] | None) -> dict[str, Any] | None:
+        if which is None or isinstance(which, dict):
+            return which
         recs, _ = _decode_slim(which)
         for obj in recs:
             kind, p, _ts = normalize(obj)
@@ -746,20 +763,44 @@ def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple
     return None
 
 
+def _last_timestamp(chunk: bytes, whole: bool) -> Any:
+    """The timestamp of the last complete record in the tail. Fast path: a line that starts with Codex's
+    `{"timestamp":"…"` prefix gives it without decoding; any other line is decoded (the reference)."""
+    fast = fast_paths()
+    hi = len(chunk)
+    if not chunk.endswith(b"\n"):  # a torn last line counts only when it decodes (a live writer mid-append)
+        start = chunk.rfind(b"\n") + 1
+        last = chunk[start:]
+        if not ((whole or start > 0) and last.strip() and loads(last) is not None):
+            hi = start
+    pos = hi
+    for _ in range(64):  # the last lines, backwards
+        if pos > 0 and chunk[pos - 1] == 0x0A:
+            pos -= 1
+        if pos <= 0:
+            return None
+        start = chunk.rfind(b"\n", 0, pos) + 1
+        if start == 0 and not whole:
+            return None  # the tail's first line is cut
+        line, pos = chunk[start:pos], start
+        if not line.strip():
+            continue
+        m = _TS_PREFIX_RE.match(line) if fast else None
+        if m:
+            return m.group(1).decode("ascii", "replace")
+        recs, _ = decode_records(line)
+        for obj in reversed(recs):
+            ts = obj.get("timestamp")
+            if isinstance(ts, str) and parse_time(ts) is not None:
+                return ts
+    return None
+
+
 def _scan_tail(chunk: bytes, whole: bool) -> _Tail:
     """From the tail bytes: the last timestamp and the last model. Finds the record with `rfind` and
     decodes only its line."""
     t = _Tail()
-    hi = len(chunk)
-    for _ in range(16):  # the last lines, backwards: the first envelope timestamp (a cut line counts too)
-        end = chunk.rfind(b"\n", 0, hi)
-        m = _TS_PREFIX_RE.match(chunk, end + 1, hi)
-        if m:
-            t.last_ts = m.group(1).decode("ascii", "replace")
-            break
-        if end < 0:
-            break
-        hi = end
+    t.last_ts = _last_timestamp(chunk, whole)
     tc = _find_last(chunk, b"turn_context", whole, "turn_context", ())
     if tc is not None:
         t.model = _str(tc.get("model"))
@@ -994,8 +1035,31 @@ class CodexReader(Reader):
             sess.problems.append(f"compressed rollout could not be read: {e}")
             return [sess]
         self._fill(sess, facts, tail, deep, st.st_size)
+        if sess.locator.get("review") and sess.parent_id is None and sess.started_at is not None:
+            sess.parent_id = self._review_parent(path, sess.started_at)
         sess.live = self.is_live(sess.id) or (self.probe_live and path in self.live_paths())
         return [sess]
+
+    def _review_parent(self, child: str, at: float) -> str | None:
+        """The thread that entered review mode at `at` (Codex 0.77 review subagents record no parent):
+        its rollout was written at or after `at` and holds an `entered_review_mode` event within a second
+        of it. Reads only rollouts modified since, and only the lines holding that event."""
+        best: tuple[float, str] | None = None
+        for top, _ in self._dirs():
+            for path in _walk(str(top)):
+                if path == child or path.endswith(".zst"):
+                    continue
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                if st.st_mtime < at - 1 or st.st_size > REVIEW_SCAN_MAX:
+                    continue
+                gap = _review_gap(path, at)
+                sid = uuid_from_name(os.path.basename(path))
+                if gap is not None and sid and (best is None or gap < best[0]):
+                    best = (gap, sid)
+        return best[1] if best else None
 
     def refresh_live(self, sessions: list[Session]) -> None:
         # cached summaries go stale when a process exits without touching the rollout
@@ -1092,6 +1156,9 @@ class CodexReader(Reader):
             sub, sess.parent_id = _subagent_parent(meta)
             if sub:
                 sess.resumable, sess.resume_blocker = False, "subagent"
+                src = meta.get("source")
+                if sess.parent_id is None and isinstance(src, dict) and src.get("subagent") == "review":
+                    sess.locator["review"] = True
             elif facts.bare:
                 # The current CLI reopens a rollout only when its first line is a wrapped session_meta
                 # (codex-rs list.rs read_session_meta_line); X1 files were resumed by path before 0.39.
@@ -1156,7 +1223,38 @@ class CodexReader(Reader):
                 if not path.endswith(".zst"):
                     raise
                 stats.problems.append(f"rollout could not be read to the end: {e}")
-        yield from b.finish()
+        yield from b.finish(stats)
+
+
+REVIEW_SCAN_MAX = 512 * 1024 * 1024  # rollouts bigger than this are not searched for a review's parent
+
+
+def _review_gap(path: str, at: float) -> float | None:
+    """Seconds between `at` and the nearest `entered_review_mode` event in the rollout (at most 1 s), or
+    None. The event name is located by bytes, then its line is decoded (the reference decides)."""
+    import mmap
+
+    try:
+        with _open_regular(path) as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                best: float | None = None
+                pos = mm.find(b"entered_review_mode")
+                while pos >= 0:
+                    start = mm.rfind(b"\n", 0, pos) + 1
+                    end = mm.find(b"\n", pos)
+                    end = len(mm) if end < 0 else end
+                    for obj in decode_records(mm[start:end])[0]:
+                        kind, p, ts = normalize(obj)
+                        when = parse_time(ts) if kind == "event_msg" and p.get("type") == "entered_review_mode" \
+                            else None
+                        if when is not None and abs(when - at) <= 1.0 and (best is None or abs(when - at) < best):
+                            best = abs(when - at)
+                    pos = mm.find(b"entered_review_mode", end)
+                return best
+    except (OSError, ValueError):
+        return None
 
 
 def _walk(top: str) -> Iterator[str]:
@@ -1191,7 +1289,7 @@ def _walk(top: str) -> Iterator[str]:
 class _Call:
     """A tool call waiting for its output (exit code, child id, patch result)."""
 
-    __slots__ = ("at", "cwd", "kind", "output", "text", "writes")
+    __slots__ = ("at", "cwd", "kind", "mark", "output", "text", "writes")
 
     def __init__(self, kind: str, text: str, at: float | None, cwd: str | None = None) -> None:
         self.kind = kind  # command | patch | spawn | tool | stdin
@@ -1200,6 +1298,7 @@ class _Call:
         self.cwd = cwd
         self.output: str | None = None
         self.writes: list[tuple[str, int | None, int | None]] = []
+        self.mark: int | None = None  # steps emitted when a code-mode cell began
 
 
 class StepBuilder:
@@ -1222,10 +1321,20 @@ class StepBuilder:
         self.big_skipped = 0
         self._ts: Any = None
         self._at: float | None = None
+        self.fast = fast_paths()
+        self.lines = 0  # non-blank lines seen
+        self.known = 0  # records recognised (decoded, or skipped on a positive match of their type)
+        self.bad_args = 0  # function calls whose `arguments` string is not JSON
+        self.emitted = 0  # non-message steps so far
 
     # -- raw lines
 
     def feed_raw(self, raw: bytes, whole: bool, stats: ReadStats) -> Iterator[Step]:
+        if not whole or raw.strip():
+            self.lines += 1
+        if whole and not self.fast:
+            yield from self._decode_whole(raw, stats)
+            return
         m = _ENVELOPE_RE.match(raw) if whole else None
         plan = None
         if m is not None:  # Codex's own compact envelope: most records are decided from their bytes
@@ -1233,6 +1342,7 @@ class StepBuilder:
         elif whole and (b := _BARE_OUTPUT_RE.match(raw)) is not None:
             plan = self._plan_output(raw, b.end(), bare=True)
         if plan is _SKIP:
+            self.known += 1
             return
         if plan is not None:
             kind, payload, ts = normalize(plan)
@@ -1241,10 +1351,12 @@ class StepBuilder:
         if m is None:
             head = raw[:320]
             if any(s in head for s in _SKIP_PREFIX):
+                self.known += 1
                 return
         if not whole:  # only the first 64 KiB of the line are here
             fast = _fast_output(raw)
             if fast is not None:  # a huge tool output: its call id and exit-code header
+                self.known += 1
                 yield from self._output(fast, None)
                 return
             if not self.big_skipped:
@@ -1255,6 +1367,10 @@ class StepBuilder:
             raw = _DATA_URL_RE.sub(b'"data:"', raw)  # inline base64 images
         if b'"turn_context"' in raw[:320]:
             raw = _slim(raw)
+        yield from self._decode_whole(raw, stats)
+
+    def _decode_whole(self, raw: bytes, stats: ReadStats) -> Iterator[Step]:
+        """The reference path: decode the line and feed every record it holds."""
         recs, bad = decode_records(raw)
         stats.damaged_lines += bad
         for obj in recs:
@@ -1337,6 +1453,8 @@ class StepBuilder:
         if ts != self._ts:  # records come in bursts with one timestamp: parse each once
             self._ts, self._at = ts, (parse_time(ts) if ts is not None else None)
         at = self._at
+        if kind != "unknown":
+            self.known += 1
         if kind == "response_item":
             yield from self._response_item(p, at)
         elif kind == "event_msg":
@@ -1346,9 +1464,13 @@ class StepBuilder:
         elif kind == "bare_meta":
             self.bare = True
 
-    def finish(self) -> Iterator[Step]:
+    def finish(self, stats: ReadStats | None = None) -> Iterator[Step]:
         yield from self._settle()
         yield from self._flush_held()
+        if stats is not None and self.lines and not self.known:
+            stats.problems.append(f"no Codex records recognised in {self.lines} non-blank lines")
+        if stats is not None and self.bad_args:
+            stats.problems.append(f"{self.bad_args} tool calls whose arguments could not be decoded")
 
     # -- emitting
 
@@ -1358,6 +1480,7 @@ class StepBuilder:
 
     def _emit(self, step: Step) -> Iterator[Step]:
         """A non-message step; held response-item messages before it come out first."""
+        self.emitted += 1
         yield from self._flush_held()
         yield from self._out(step)
 
@@ -1447,6 +1570,8 @@ class StepBuilder:
         else:
             raw_args = p.get("arguments")
             parsed = loads(raw_args) if isinstance(raw_args, str) else raw_args
+            if isinstance(raw_args, str) and raw_args.strip() and parsed is None:
+                self.bad_args += 1
             args = parsed if isinstance(parsed, dict) else {"input": raw_args}
         workdir = _abs(_str(args.get("workdir")) or "", self.cwd) or self.cwd
         if short in _EXEC_TOOLS:
@@ -1465,7 +1590,10 @@ class StepBuilder:
             if isinstance(sid, int):
                 self.pending[call_id] = _Call("stdin", str(sid), at)
         elif short not in _QUIET_TOOLS:
-            self.pending[call_id] = _Call("tool", _cap(f"{name}: {_short_args(args)}", STEP_TEXT), at)
+            c = _Call("tool", _cap(f"{name}: {_short_args(args)}", STEP_TEXT), at)
+            if name in _CODE_MODE_TOOLS:
+                c.mark = self.emitted  # a code-mode cell: its nested calls come as their own items
+            self.pending[call_id] = c
 
     def _patch_call(self, call_id: str, patch: str, at: float | None, cwd: str | None) -> None:
         c = _Call("patch", "", at, cwd)
@@ -1510,8 +1638,13 @@ class StepBuilder:
                     yield from self._emit(Step("edit", path, c.at, path=path, added=added, removed=removed))
         elif c.kind == "spawn":
             yield from self._emit(Step("subagent", c.text, c.at, ref=_child_id(text)))
-        else:
+        elif not self._wrapped_others(c):
             yield from self._emit(Step("tool", c.text, c.at))
+
+    def _wrapped_others(self, c: _Call) -> bool:
+        """A code-mode `exec` cell whose nested tool calls produced steps of their own since it began: the
+        cell is only their wrapper (Codex 0.154)."""
+        return c.mark is not None and self.emitted > c.mark
 
     def _command_done(self, call_id: str, c: _Call, code: int | None, text: str | None) -> Iterator[Step]:
         self.pending.pop(call_id, None)
@@ -1645,7 +1778,7 @@ class StepBuilder:
                     yield from self._emit(Step("edit", path, c.at, path=path, added=added, removed=removed))
             elif c.kind == "spawn":
                 yield from self._emit(Step("subagent", c.text, c.at))
-            elif c.kind == "tool":
+            elif c.kind == "tool" and not self._wrapped_others(c):
                 yield from self._emit(Step("tool", c.text, c.at))
 
 
