@@ -39,6 +39,7 @@ from segue.stores.base import (
 )
 from segue.stores.jsoncut import CUT_MARK, cut_strings
 from segue.stores.jsoncut import string_end as _string_end
+from segue.stores.locks import held_inodes
 
 RUNTIME = "codex"
 OVERRIDE = "set CODEX_HOME"
@@ -863,27 +864,6 @@ def _zst_head_tail(path: str) -> tuple[bytes, bytes]:
 
 # ---------------------------------------------------------------------------------------------------------
 # Live detection
-
-
-def held_inodes(proc_locks: str = "/proc/locks") -> set[int] | None:
-    """Inodes some process holds a lock on (Linux /proc/locks), or None when that cannot be read."""
-    try:
-        with open(proc_locks, "rb") as f:
-            data = f.read(4 * 1024 * 1024)
-    except OSError:
-        return None
-    out: set[int] = set()
-    for line in data.splitlines():
-        parts = line.split()
-        if len(parts) > 1 and parts[1] == b"->":  # a waiter, not a holder
-            continue
-        for field in parts[4:7]:
-            if field.count(b":") == 2:  # MAJ:MIN:INODE
-                inode = field.rsplit(b":", 1)[1]
-                if inode.isdigit():
-                    out.add(int(inode))
-                break
-    return out
 
 
 def open_rollouts(prefixes: tuple[str, ...], proc: str = "/proc") -> set[str]:
