@@ -1186,12 +1186,15 @@ def _rollout_lines(sid: str, rng: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("quotes", [64, 4096])
 def test_outputs_read_from_their_ends_match_whole_decoding(tmp_path: Path, seed: int, ascii_only: bool,
-                                                            monkeypatch: Any) -> None:
+                                                            quotes: int, monkeypatch: Any) -> None:
     import random
 
     import segue.stores.codex as mod
+    import segue.stores.jsoncut as jc
 
+    monkeypatch.setattr(jc, "CUT_QUOTES", quotes)  # both the orjson and the stdlib setting
     cuts = []
     real_cut = mod.cut_strings
     monkeypatch.setattr(mod, "cut_strings", lambda *a: cuts.append(r := real_cut(*a)) or r)
@@ -1205,7 +1208,7 @@ def test_outputs_read_from_their_ends_match_whole_decoding(tmp_path: Path, seed:
     assert [st.kind for st in got] == [st.kind for st in want]
     assert got == want
     assert stats.damaged_lines == 0 and not stats.problems
-    assert sum(c is not None for c in cuts) > 15  # the shortcut was taken, not only the fallback
+    assert sum(c is not None for c in cuts) > (15 if quotes > 64 else 2)  # the shortcut was taken too
     assert sum(st.kind == "command" and st.output is not None for st in got) >= 80
 
 
@@ -1227,9 +1230,12 @@ def test_settled_outputs_reasoning_and_counts_are_not_decoded(tmp_path: Path, mo
     w.agent_x5("built")
     path = write(tmp_path, rel_for(sid), [json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in w.recs])
     s = one(tmp_path)
+    import segue.stores.codex as mod
+
     decoded = []
-    real = json.loads
+    real, real_fast = json.loads, mod.loads  # the stdlib decoder, and orjson's when it is installed
     monkeypatch.setattr(json, "loads", lambda t, *a, **k: decoded.append(len(t)) or real(t, *a, **k))
+    monkeypatch.setattr(mod, "loads", lambda t: decoded.append(len(t)) or real_fast(t))
     got, stats = steps_of(CodexReader(env_for(tmp_path)), s)
     monkeypatch.undo()
     assert stats.damaged_lines == 0

@@ -21,6 +21,7 @@ try:  # orjson decodes 2-3x faster; the stdlib stays the reference (and the fall
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - the editor's bundled server ships pure-Python wheels only
     _fast_loads = None
+FAST_JSON = _fast_loads is not None  # readers choose their shortcuts by what decoding costs
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 32 * 1024

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 
 from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import (
+    FAST_JSON,
     HEAD_BYTES,
     MAX_TEXT,
     TAIL_BYTES,
@@ -451,9 +452,12 @@ def iter_raw_lines(f: BinaryIO, stats: ReadStats | None = None) -> Iterator[tupl
 
 
 def loads_line(raw: bytes) -> Any | None:
-    """`loads` of one line, as strict UTF-8 text first: `json.loads(bytes)` decodes with `surrogatepass`,
-    several times slower than the strict codec's fast path. Whatever the text form refuses is retried as
-    bytes, so results are the same."""
+    """`loads` of one line. With orjson, `loads` itself (orjson, the stdlib for what it refuses). Without,
+    as strict UTF-8 text first: `json.loads(bytes)` decodes with `surrogatepass`, several times slower than
+    the strict codec's fast path; whatever the text form refuses is retried as bytes, so results are the
+    same."""
+    if FAST_JSON:
+        return loads(raw)
     try:
         return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
