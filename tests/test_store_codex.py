@@ -1078,7 +1078,7 @@ def test_real_fixture_is_read_only() -> None:
 def test_real_session_meta_lines_slim_without_a_full_decode() -> None:
     """The summary skips base_instructions by bytes; on Codex's own lines the slim form must parse and
     keep every other field (else every summary pays a full decode of ~20 KiB)."""
-    from segue.stores.codex import _slim
+    from segue.stores.codex.records import _slim
 
     _, env = real_fixture()
     for p in sorted(Path(env.environ["CODEX_HOME"]).rglob("rollout-*.jsonl")):
@@ -1191,7 +1191,7 @@ def test_outputs_read_from_their_ends_match_whole_decoding(tmp_path: Path, seed:
                                                             quotes: int, monkeypatch: Any) -> None:
     import random
 
-    import segue.stores.codex as mod
+    import segue.stores.codex.fast as mod  # where records are cut
     import segue.stores.jsoncut as jc
 
     monkeypatch.setattr(jc, "CUT_QUOTES", quotes)  # both the orjson and the stdlib setting
@@ -1230,7 +1230,7 @@ def test_settled_outputs_reasoning_and_counts_are_not_decoded(tmp_path: Path, mo
     w.agent_x5("built")
     path = write(tmp_path, rel_for(sid), [json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in w.recs])
     s = one(tmp_path)
-    import segue.stores.codex as mod
+    import segue.stores.codex.records as mod  # where lines are decoded
 
     decoded = []
     real, real_fast = json.loads, mod.loads  # the stdlib decoder, and orjson's when it is installed
