@@ -43,9 +43,9 @@ def test_facts_first_latest_last_files_commands() -> None:
     assert j["latest_request"] == "Now list /nonexistent-dir"
     assert j["last_agent_message"] == "The directory does not exist."
     assert j["files_changed"] == [{"path": "/w/proj/notes.md", "added": 3, "removed": 1}]
-    assert j["commands"] == [{"command": "echo hello > out.txt && ls", "exit_code": 0},
-                             {"command": "ls /nonexistent-dir", "exit_code": 2},
-                             {"command": "sleep 100", "exit_code": None}]
+    assert j["commands"] == [{"command": "echo hello > out.txt && ls", "exit_code": 0, "status": None},
+                             {"command": "ls /nonexistent-dir", "exit_code": 2, "status": None},
+                             {"command": "sleep 100", "exit_code": None, "status": None}]
     assert [s["kind"] for s in j["steps"]] == ["request", "command", "message", "request", "command", "edit",
                                                "edit", "command", "message"]
     assert j["truncated_steps"] == 0 and j["redactions"] == 0
@@ -189,5 +189,61 @@ def test_kept_facts_round_trip(tmp_path: Path) -> None:
     keep_facts(state, f, 1_800_000_000)
     kept = load_kept(state, "codex", "0199-abc")
     assert kept is not None and kept.from_kept_facts
-    assert kept.to_json()["commands"] == [{"command": "make", "exit_code": 1}]
+    assert kept.to_json()["commands"] == [{"command": "make", "exit_code": 1, "status": None}]
     assert "no longer in Codex CLI's own store" in render(kept)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Command output: redacted as kept, then cut to its tail; what is known about a command without a code
+
+_PEM_BODY = "\n".join("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + f"{i:012d}" for i in range(40))
+PEM = f"-----BEGIN PRIVATE KEY-----\n{_PEM_BODY}\n-----END PRIVATE KEY-----\n"
+
+
+def test_key_block_whose_begin_line_is_before_the_output_tail_is_redacted() -> None:
+    from segue.stores.text import OUTPUT_KEEP, OUTPUT_TAIL
+
+    out = "building…\n" * 50 + PEM + "done\n"
+    assert out.rfind("-----BEGIN") < len(out) - OUTPUT_TAIL  # the BEGIN line lies outside the shown tail
+    assert len(out) < OUTPUT_KEEP  # and inside what a reader keeps
+    f = facts_of([Step("request", "print the key"), Step("command", "cat key.pem", exit_code=0, output=out)])
+    shown = f.steps[-1]["text"]
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" not in shown, shown
+    assert "000000000039" not in shown and f.redactions >= 1
+    assert shown.startswith("$ cat key.pem\n[exit code: 0]\n") and shown.endswith("done\n")
+    assert "000000000039" not in render(f)
+    # negative control: the tail a reader used to keep (400 characters) hides the key from redaction
+    g = facts_of([Step("command", "cat key.pem", exit_code=0, output=out[-OUTPUT_TAIL:])])
+    assert "000000000039" in g.steps[-1]["text"]
+
+
+def test_command_output_shows_only_its_tail() -> None:
+    from segue.stores.text import OUTPUT_TAIL
+
+    out = "".join(f"line {i}\n" for i in range(3000))
+    f = facts_of([Step("command", "seq", exit_code=0, output=out)])
+    text = f.steps[-1]["text"]
+    assert text.endswith("line 2999\n") and "line 100\n" not in text
+    assert len(text) <= STEP_CAP and len(text.split("]\n", 1)[1]) <= OUTPUT_TAIL + 1
+
+
+def test_failed_rejected_and_unknown_are_different_facts() -> None:
+    f = facts_of([Step("command", "sleep 999", exit_code=None, status="failed"),
+                  Step("command", "rm -rf /", exit_code=None, status="rejected"),
+                  Step("command", "make", exit_code=None)])
+    assert [c.to_json() for c in f.commands] == [
+        {"command": "sleep 999", "exit_code": None, "status": "failed"},
+        {"command": "rm -rf /", "exit_code": None, "status": "rejected"},
+        {"command": "make", "exit_code": None, "status": None}]
+    md = render(f)
+    assert "- failed: `sleep 999`" in md or "- failed: sleep 999" in md, md
+    assert "- rejected:" in md and "- exit ?:" in md
+    assert "[failed, exit code unknown]" in md and "[rejected: it did not run]" in md
+    assert "[exit code: unknown]" in md
+
+
+def test_reader_problems_reach_the_brief() -> None:
+    stats = ReadStats(problems=["none of the 3 non-blank lines is a Claude Code record"])
+    f = build_facts(session(), iter([]), stats, Redactor(environ={}))
+    assert f.to_json()["problems"] == ["none of the 3 non-blank lines is a Claude Code record"]
+    assert "Problem reading the session: `none of the 3 non-blank lines is a Claude Code record`" in render(f)

@@ -22,6 +22,7 @@ from segue.paths import StateDir, ensure_private_dir
 from segue.quote import clean, fence, inline, mark_invisible
 from segue.redact import Redactor
 from segue.stores.gitinfo import current_branch
+from segue.stores.text import OUTPUT_KEEP, OUTPUT_TAIL
 
 REQUEST_CAP = 8 * 1024  # first / latest request, last agent message
 STEP_CAP = 1200  # one step of recent activity
@@ -49,7 +50,7 @@ class _Raw:
     last_agent_message: str | None = None
     files: dict[str, FileChange] = field(default_factory=dict)
     files_dropped: int = 0
-    commands: list[tuple[str, int | None]] = field(default_factory=list)
+    commands: list[tuple[str, int | None, str | None]] = field(default_factory=list)
     commands_dropped: int = 0
     recent: deque[Step] = field(default_factory=lambda: deque(maxlen=MAX_STEPS))
     step_count: int = 0
@@ -64,13 +65,22 @@ def _clip(text: str | None, cap: int, keep: str = "head", context: int = CONTEXT
     return text[:limit] if keep == "head" else text[-limit:]
 
 
+_STATUS_TEXT = {"failed": "failed, exit code unknown", "rejected": "rejected: it did not run",
+                "interrupted": "interrupted, exit code unknown", "running": "still running, exit code unknown"}
+
+
+def outcome(exit_code: int | None, status: str | None) -> str:
+    """What a brief says about a command's end: its exit code, or what is known when there is none
+    (failed and unknown are different facts)."""
+    if exit_code is not None:
+        return f"exit code: {exit_code}"
+    return _STATUS_TEXT.get(status or "", "exit code: unknown")
+
+
 def _step_text(s: Step) -> str:
     if s.kind == "command":
-        code = "unknown" if s.exit_code is None else str(s.exit_code)
-        out = f"$ {s.text}\n[exit code: {code}]"
-        if s.output:
-            out += "\n" + s.output
-        return out
+        # the output is kept apart (Step.output): redacted whole, then cut to its tail (build_facts)
+        return f"$ {s.text}\n[{outcome(s.exit_code, s.status)}]"
     if s.kind == "edit":
         counts = _counts(s.added, s.removed)
         return f"{s.path or s.text}{counts}"
@@ -97,7 +107,8 @@ def stream(steps: Iterable[Step]) -> _Raw:
             raw.last_agent_message = _clip(s.text, REQUEST_CAP, "tail")
         elif s.kind == "command":
             if len(raw.commands) < MAX_COMMANDS_KEPT:
-                raw.commands.append((_clip(s.text, COMMAND_CAP, context=COMMAND_CONTEXT) or "", s.exit_code))
+                raw.commands.append((_clip(s.text, COMMAND_CAP, context=COMMAND_CONTEXT) or "", s.exit_code,
+                                     s.status))
             else:
                 raw.commands_dropped += 1
         elif s.kind == "edit" and s.path:
@@ -112,7 +123,8 @@ def stream(steps: Iterable[Step]) -> _Raw:
                 fc.added = None if fc.added is None or s.added is None else fc.added + s.added
                 fc.removed = None if fc.removed is None or s.removed is None else fc.removed + s.removed
                 raw.files[s.path] = fc
-        raw.recent.append(Step(kind=s.kind, text=_clip(_step_text(s), STEP_CAP) or "", at=s.at))
+        output = s.output[-OUTPUT_KEEP:] if s.kind == "command" and s.output else None
+        raw.recent.append(Step(kind=s.kind, text=_clip(_step_text(s), STEP_CAP) or "", at=s.at, output=output))
     return raw
 
 
@@ -134,6 +146,7 @@ class Facts:
     kept_at: float | None = None
     omitted_commands: int = 0
     omitted_files: int = 0
+    problems: list[str] = field(default_factory=list)  # what the reader could not read (ReadStats.problems)
 
     def to_json(self) -> dict[str, Any]:
         s = self.session
@@ -153,6 +166,7 @@ class Facts:
             "kept_at": iso(self.kept_at),
             "omitted_commands": self.omitted_commands,
             "omitted_files": self.omitted_files,
+            "problems": list(self.problems),
         }
 
 
@@ -186,16 +200,27 @@ def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redac
         latest_request=q(raw.latest_request, REQUEST_CAP),
         last_agent_message=q(raw.last_agent_message, REQUEST_CAP, "tail"),
         files_changed=[FileChange(q(f.path, 1000) or "", f.added, f.removed) for f in raw.files.values()],
-        commands=[CommandRun(q(c, COMMAND_CAP) or "", code) for c, code in raw.commands],
-        steps=[{"kind": s.kind, "text": q(s.text, STEP_CAP) or ""} for s in recent],
+        commands=[CommandRun(q(c, COMMAND_CAP) or "", code, status) for c, code, status in raw.commands],
+        steps=[{"kind": s.kind, "text": _shown_step(q, s)} for s in recent],
         redactions=0,
         truncated_steps=raw.step_count - len(recent),
         damaged_lines=stats.damaged_lines,
         omitted_commands=raw.commands_dropped,
         omitted_files=raw.files_dropped,
+        problems=list(dict.fromkeys(stats.problems))[:20],
     )
     facts.redactions = q.count
     return facts
+
+
+def _shown_step(q: _Quoter, s: Step) -> str:
+    """A step as the brief shows it. A command's output is redacted as kept (up to OUTPUT_KEEP characters
+    of its end) and only then cut to its last OUTPUT_TAIL, so a secret that begins before the tail (a key
+    block's BEGIN line) is still seen whole."""
+    if not s.output:
+        return q(s.text, STEP_CAP) or ""
+    head = q(s.text, STEP_CAP - OUTPUT_TAIL - 1) or ""
+    return head + "\n" + (q(s.output, OUTPUT_TAIL, "tail") or "")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -258,7 +283,7 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
         out.append("_none recorded_\n")
     else:
         for c in recent_cmds:
-            code = "exit ?" if c.exit_code is None else f"exit {c.exit_code}"
+            code = f"exit {c.exit_code}" if c.exit_code is not None else (c.status or "exit ?")
             out.append(f"- {code}: {inline(c.command, 400)}")
         out.append("")
 
@@ -276,6 +301,8 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
     notes = [f"Secrets redacted: {facts.redactions}."]
     if facts.damaged_lines:
         notes.append(f"Damaged records skipped while reading the session: {facts.damaged_lines}.")
+    for p in facts.problems:
+        notes.append(f"Problem reading the session: {inline(p, 300)}.")
     out.append(" ".join(notes) + "\n")
     return "\n".join(out)
 
@@ -330,8 +357,9 @@ def facts_from_json(session: Session, d: dict[str, Any], kept_at: float) -> Fact
         first_request=d.get("first_request"), latest_request=d.get("latest_request"),
         last_agent_message=d.get("last_agent_message"),
         files_changed=[FileChange(f["path"], f.get("added"), f.get("removed")) for f in d.get("files_changed", [])],
-        commands=[CommandRun(c["command"], c.get("exit_code")) for c in d.get("commands", [])],
+        commands=[CommandRun(c["command"], c.get("exit_code"), c.get("status")) for c in d.get("commands", [])],
         steps=list(d.get("steps", [])), redactions=int(d.get("redactions", 0)),
         truncated_steps=int(d.get("truncated_steps", 0)), damaged_lines=int(d.get("damaged_lines", 0)),
         from_kept_facts=True, kept_at=kept_at,
-        omitted_commands=int(d.get("omitted_commands", 0)), omitted_files=int(d.get("omitted_files", 0)))
+        omitted_commands=int(d.get("omitted_commands", 0)), omitted_files=int(d.get("omitted_files", 0)),
+        problems=[str(p) for p in d.get("problems", []) if isinstance(p, str)])

@@ -17,6 +17,10 @@ from segue.model import RUNTIMES, Continues, Session, iso
 from segue.paths import StateDir
 
 MARKER_FORMAT = "[segue-handoff v1 from={runtime}:{id}]"
+MARKER_PREFIX = "[segue-handoff v1 from="
+# A whole line that ends in a marker (readers' caps keep this line when they cut a first prompt). Looser than
+# `_MARKER` on purpose: a cap must not drop a line `find_marker` might still accept after unwrapping.
+HANDOFF_LINE = re.compile(r"^.*\[segue-handoff v1 from=[^\]\s]+\][ \t\r]*$", re.M)
 _MARKER = re.compile(
     r"\[segue-handoff v1 from=(?P<rt>" + "|".join(RUNTIMES) + r"):(?P<id>[A-Za-z0-9_.-]{1,200})\]")
 # what runtimes leave after the prompt: closing quotes (OpenCode), closing tags (Cline's </user_input>)

@@ -204,7 +204,11 @@ class Step:
     added: int | None = None
     removed: int | None = None
     ref: str | None = None
-    output: str | None = None  # a short tail of a command's output, when the store has it
+    output: str | None = None  # the end of a command's output (at most `stores.text.OUTPUT_KEEP` characters)
+    # For a command whose exit code is unknown, what is known instead (None: nothing beyond `exit_code`):
+    # "failed" (it ran and failed), "rejected" (it never ran: refused by the user, a rule or a hook),
+    # "interrupted" (killed), "running" (sent to the background).
+    status: str | None = None
 
 
 @dataclass
@@ -214,6 +218,7 @@ class ReadStats:
     damaged_lines: int = 0
     bytes_read: int = 0
     problems: list[str] = field(default_factory=list)
+    unrecognised_lines: int = 0  # valid JSON, but not a record of the runtime (reported in `problems`)
 
 
 @dataclass
@@ -230,6 +235,7 @@ class FileChange:
 class CommandRun:
     command: str
     exit_code: int | None
+    status: str | None = None  # Step.status: failed / rejected / interrupted / running, when the code is unknown
 
     def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "exit_code": self.exit_code}
+        return {"command": self.command, "exit_code": self.exit_code, "status": self.status}
