@@ -19,10 +19,8 @@ decode, the fast-path switch), `fast` (fast-path triage on bytes), `summary`, `s
 from segue.stores.codex.discovery import open_rollouts as open_rollouts
 from segue.stores.codex.reader import CodexReader as CodexReader
 from segue.stores.codex.reader import held_inodes as held_inodes
-from segue.stores.codex.records import FAST_ENV as FAST_ENV
 from segue.stores.codex.records import ZstdMissing as ZstdMissing
 from segue.stores.codex.records import decode_records as decode_records
-from segue.stores.codex.records import fast_paths as fast_paths
 from segue.stores.codex.records import iter_raw_lines as iter_raw_lines
 from segue.stores.codex.records import loads_line as loads_line
 from segue.stores.codex.records import normalize as normalize

@@ -8,8 +8,9 @@ import re
 from typing import Any
 
 from segue.stores.codex.records import loads_line
-from segue.stores.codex.text import _OUTPUT_LINE_RE, OUTPUT_TAIL
+from segue.stores.codex.text import _OUTPUT_LINE_RE
 from segue.stores.jsoncut import CUT_MARK, cut_strings
+from segue.stores.text import OUTPUT_KEEP
 
 # `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
 _ENVELOPE_RE = re.compile(rb'\{"timestamp":"[^"]{0,40}",(?:"ordinal":\d+,)?"type":"(\w+)","payload":\{'
@@ -38,7 +39,7 @@ _SKIP_PREFIX: tuple[bytes, ...] = (
 # shortcut falls back to decoding the whole line when its preconditions do not hold.
 
 CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
-CUT_TAIL = 1024  # bytes kept at the end of a cut string (the output tail is its last OUTPUT_TAIL characters)
+CUT_TAIL = 4 * OUTPUT_KEEP  # bytes kept at the end of a cut string (a reader keeps OUTPUT_KEEP characters)
 _MARK = CUT_MARK
 _SKIP = object()
 
@@ -99,7 +100,7 @@ def _ends_kept(text: Any, header: bool) -> bool:
     tail = text[i + len(_MARK):]
     kept = len(tail.rstrip())
     j = tail.find("\nOutput:\n")
-    return kept >= OUTPUT_TAIL + 16 and (j < 0 or kept - (j + 9) >= OUTPUT_TAIL)
+    return kept >= OUTPUT_KEEP + 16 and (j < 0 or kept - (j + 9) >= OUTPUT_KEEP)
 
 
 def _fast_output(raw: bytes) -> dict[str, Any] | None:

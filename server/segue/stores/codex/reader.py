@@ -35,6 +35,7 @@ from segue.stores.codex.summary import (
 )
 from segue.stores.codex.text import DEEP_LIMIT, OVERRIDE, RUNTIME, _cap, _str
 from segue.stores.locks import held_inodes
+from segue.stores.text import fast_paths
 
 _INDEX_RE = re.compile(rb'\{"id":"([0-9a-fA-F-]{36})","thread_name":("(?:[^"\\]|\\.)*")')
 
@@ -55,6 +56,7 @@ class CodexReader(Reader):
     def __init__(self, env: Any, *, probe_live: bool = False) -> None:
         super().__init__(env)
         self.probe_live = probe_live
+        self.fast = fast_paths(env)  # SEGUE_FAST_PATHS=0: the reference decode only
         self._names: dict[str, str] = {}
         self._names_fp: tuple[Any, ...] | None = None
         self._names_checked = -1.0
@@ -228,7 +230,7 @@ class CodexReader(Reader):
         return self._locks
 
     def _read(self, path: str, compressed: bool) -> tuple[_Facts, _Tail, bool]:
-        facts = _Facts()
+        facts = _Facts(self.fast)
         if compressed:
             head, tail_bytes = _zst_head_tail(path)
         else:
@@ -246,7 +248,7 @@ class CodexReader(Reader):
             deep = True
             consumed = head.rfind(b"\n") + 1  # the deep scan goes on after the head's last whole line
             self._deep_scan(path, facts, consumed)
-        tail = _scan_tail(head if whole else tail_bytes, whole)
+        tail = _scan_tail(head if whole else tail_bytes, whole, self.fast)
         return facts, tail, deep
 
     @staticmethod
@@ -341,7 +343,7 @@ class CodexReader(Reader):
         except ZstdMissing as e:
             stats.problems.append(str(e))
             return
-        b = StepBuilder(session.cwd)
+        b = StepBuilder(session.cwd, fast=self.fast)
         with f:
             try:
                 for raw, whole in iter_raw_lines(f, stats):

@@ -18,12 +18,6 @@ from segue.stores.jsoncut import string_end as _string_end
 
 MAX_LINE = 8 * 1024 * 1024  # longer lines are never JSON-decoded whole (compacted histories, images)
 
-FAST_ENV = "SEGUE_READER_FAST"
-
-
-def fast_paths() -> bool:
-    """Byte-pattern shortcuts on (the default); `SEGUE_READER_FAST=0` reads by the reference decode only."""
-    return os.environ.get(FAST_ENV, "1") != "0"
 
 
 
@@ -191,9 +185,9 @@ def _slim(raw: bytes) -> bytes:
     return raw
 
 
-def _decode_slim(raw: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Decode a line the summary needs, skipping its big instruction strings when that parses."""
-    slim = _slim(raw) if fast_paths() else raw
+def _decode_slim(raw: bytes, fast: bool = True) -> tuple[list[dict[str, Any]], int]:
+    """Decode a line the summary needs, skipping its big instruction strings when that parses (fast path)."""
+    slim = _slim(raw) if fast else raw
     if slim is not raw:
         obj = loads(slim)
         if isinstance(obj, dict):

@@ -31,11 +31,10 @@ from segue.stores.codex.fast import (
     _fast_output,
     _skip,
 )
-from segue.stores.codex.records import MAX_LINE, _slim, decode_records, fast_paths, normalize
+from segue.stores.codex.records import MAX_LINE, _slim, decode_records, normalize
 from segue.stores.codex.text import (
     _SHELL_CMD_RE,
     _SHELL_FRAGMENT,
-    STEP_TEXT,
     _abs,
     _cap,
     _content_texts,
@@ -53,6 +52,7 @@ from segue.stores.codex.text import (
     user_item_request,
 )
 from segue.stores.jsoncut import string_end as _string_end
+from segue.stores.text import STEP_TEXT
 
 _EXEC_TOOLS = {"exec_command", "shell", "shell_command", "container.exec", "local_shell", "unified_exec"}
 _PATCH_TOOLS = {"apply_patch"}
@@ -86,7 +86,7 @@ class StepBuilder:
     so what is held stays within one turn. Response-item requests and messages are held until it is clear
     whether the file records them as UI events (which then win); bare X1 files have no events."""
 
-    def __init__(self, cwd: str | None) -> None:
+    def __init__(self, cwd: str | None, *, fast: bool = True) -> None:
         self.cwd = cwd
         self.bare = False
         self.events_form = False
@@ -99,7 +99,7 @@ class StepBuilder:
         self.big_skipped = 0
         self._ts: Any = None
         self._at: float | None = None
-        self.fast = fast_paths()
+        self.fast = fast
         self.lines = 0  # non-blank lines seen
         self.known = 0  # records recognised (decoded, or skipped on a positive match of their type)
         self.bad_args = 0  # function calls whose `arguments` string is not JSON
@@ -243,7 +243,7 @@ class StepBuilder:
             self.bare = True
 
     def finish(self, stats: ReadStats | None = None) -> Iterator[Step]:
-        yield from self._settle()
+        yield from self._settle(None, at_end=True)
         yield from self._flush_held()
         if stats is not None and self.lines and not self.known:
             stats.problems.append(f"no Codex records recognised in {self.lines} non-blank lines")
@@ -464,7 +464,7 @@ class StepBuilder:
             if isinstance(last, str) and last.strip():
                 yield from self._say(Step("message", _cap(last.strip(), STEP_TEXT), at))
         elif t == "turn_aborted":
-            yield from self._settle()
+            yield from self._settle("interrupted")
             yield from self._flush_held()
         elif t in ("task_started", "turn_started"):
             yield from self._turn_start()
@@ -539,17 +539,21 @@ class StepBuilder:
         yield from self._emit(Step("subagent", _cap(text, STEP_TEXT), c.at if c else at, ref=ref))
 
     def _turn_start(self) -> Iterator[Step]:
-        yield from self._settle()
+        yield from self._settle("interrupted")
         self.done.clear()  # call ids only dedupe forms within a turn: keep memory flat
 
-    def _settle(self) -> Iterator[Step]:
-        """At a turn's edge, calls still without a usable output end with what is known."""
+    def _settle(self, status: str | None = None, *, at_end: bool = False) -> Iterator[Step]:
+        """At a turn's edge, calls still without a usable output end with what is known: `status` says why
+        the code is unknown (a new turn or an abort interrupted them; at the end of the file a command Codex
+        reported as still running is `running`, any other is simply unknown)."""
         pending, self.pending = self.pending, {}
+        running = set(self.running.values())
         self.running.clear()
         for cid, c in pending.items():
             self.done.add(cid)
-            if c.kind == "command":  # interrupted or still running: exit code unknown
-                yield from self._emit(Step("command", c.text, c.at, exit_code=None, output=c.output))
+            if c.kind == "command":  # exit code unknown
+                why = ("running" if cid in running else None) if at_end else status
+                yield from self._emit(Step("command", c.text, c.at, exit_code=None, output=c.output, status=why))
             elif c.kind == "patch":
                 # no output recorded (a crash, or a resume): the change may well have happened
                 for path, added, removed in c.writes:

@@ -13,7 +13,7 @@ from segue.stores.base import (
     loads,
 )
 from segue.stores.codex.fast import _ENVELOPE_RE, _ROLE_AT_RE
-from segue.stores.codex.records import _decode_slim, _lines, decode_records, fast_paths, normalize, open_rollout
+from segue.stores.codex.records import _decode_slim, _lines, decode_records, normalize, open_rollout
 from segue.stores.codex.text import (
     _CWD_LINE_RE,
     _CWD_TAG_RE,
@@ -42,7 +42,8 @@ class _Facts:
     messages and turn contexts are kept raw and decoded only when a fact is still missing at the end
     (X1 files, a missing header, no event form): most summaries decode two head lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, fast: bool = True) -> None:
+        self.fast = fast  # byte triage of Codex's own envelopes (else every line is decoded)
         self.bare = False
         self.meta: dict[str, Any] | None = None
         self.meta_ts: Any = None
@@ -70,7 +71,7 @@ class _Facts:
             self.first_ts = m.group(1).decode("ascii", "replace") if m else None
             self._decode(raw)
             return self.done()
-        m = _ENVELOPE_RE.match(raw) if fast_paths() else None
+        m = _ENVELOPE_RE.match(raw) if self.fast else None
         if m is not None and m.group(2) is None and m.group(1) in (b"event_msg", b"response_item"):
             m = None  # the payload's type is not its first key: no positive match, decode below
         if m:  # Codex's own compact envelope: decide from the record type alone
@@ -107,7 +108,7 @@ class _Facts:
             self.user_bytes += len(raw)
 
     def _decode(self, raw: bytes) -> None:
-        recs, bad = _decode_slim(raw)
+        recs, bad = _decode_slim(raw, self.fast)
         self.damaged += bad
         for obj in recs:
             self.feed(obj)
@@ -148,7 +149,7 @@ class _Facts:
     def turn(self, which: bytes | dict[str, Any] | None) -> dict[str, Any] | None:
         if which is None or isinstance(which, dict):
             return which
-        recs, _ = _decode_slim(which)
+        recs, _ = _decode_slim(which, self.fast)
         for obj in recs:
             kind, p, _ts = normalize(obj)
             if kind == "turn_context" or (kind == "event_msg" and p.get("type") == "thread_settings_applied"):
@@ -193,7 +194,7 @@ def _line_at(chunk: bytes, pos: int, lo: int, whole: bool) -> tuple[bytes | None
     return chunk[start:end], start
 
 
-def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple[str, ...]
+def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple[str, ...], fast: bool = True
                ) -> dict[str, Any] | None:
     """The payload of the last record of `kind`/`types` whose line holds `needle` (rfind, then decode
     only that line; earlier occurrences when the needle sat inside some text). Needles carry no quotes:
@@ -206,7 +207,7 @@ def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple
         line, start = _line_at(chunk, pos, 0, whole)
         hi = start
         if line is not None:
-            recs, _ = _decode_slim(line)
+            recs, _ = _decode_slim(line, fast)
             for obj in reversed(recs):
                 k, p, _ts = normalize(obj)
                 if k == kind and (not types or p.get("type") in types):
@@ -216,10 +217,9 @@ def _find_last(chunk: bytes, needle: bytes, whole: bool, kind: str, types: tuple
     return None
 
 
-def _last_timestamp(chunk: bytes, whole: bool) -> Any:
+def _last_timestamp(chunk: bytes, whole: bool, fast: bool = True) -> Any:
     """The timestamp of the last complete record in the tail. Fast path: a line that starts with Codex's
     `{"timestamp":"…"` prefix gives it without decoding; any other line is decoded (the reference)."""
-    fast = fast_paths()
     hi = len(chunk)
     if not chunk.endswith(b"\n"):  # a torn last line counts only when it decodes (a live writer mid-append)
         start = chunk.rfind(b"\n") + 1
@@ -249,16 +249,16 @@ def _last_timestamp(chunk: bytes, whole: bool) -> Any:
     return None
 
 
-def _scan_tail(chunk: bytes, whole: bool) -> _Tail:
+def _scan_tail(chunk: bytes, whole: bool, fast: bool = True) -> _Tail:
     """From the tail bytes: the last timestamp and the last model. Finds the record with `rfind` and
     decodes only its line."""
     t = _Tail()
-    t.last_ts = _last_timestamp(chunk, whole)
-    tc = _find_last(chunk, b"turn_context", whole, "turn_context", ())
+    t.last_ts = _last_timestamp(chunk, whole, fast)
+    tc = _find_last(chunk, b"turn_context", whole, "turn_context", (), fast)
     if tc is not None:
         t.model = _str(tc.get("model"))
     else:
-        st = _find_last(chunk, b"thread_settings_applied", whole, "event_msg", ("thread_settings_applied",))
+        st = _find_last(chunk, b"thread_settings_applied", whole, "event_msg", ("thread_settings_applied",), fast)
         t.model = _model_of_settings(st) if st is not None else None
     return t
 

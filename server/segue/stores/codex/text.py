@@ -12,13 +12,12 @@ from segue.stores.base import (
     MAX_TEXT,
     loads,
 )
+from segue.stores.text import OUTPUT_KEEP
 
 RUNTIME = "codex"
 OVERRIDE = "set CODEX_HOME"
 
 DEEP_LIMIT = 4 * 1024 * 1024  # how far a summary reads for a first request hidden behind injected context
-STEP_TEXT = 16 * 1024  # cap on any one step's text: memory stays flat however big the session
-OUTPUT_TAIL = 400
 _UUID_RE = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
                       r"\.jsonl(?:\.zst)?$")
 _EXIT_RE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
@@ -187,10 +186,22 @@ def exit_code_from_output(text: str) -> tuple[int | None, int | None]:
 
 
 def _output_tail(text: str) -> str | None:
-    _, sep, body = text.partition("\nOutput:\n")
-    body = body if sep else text
-    body = body.rstrip()
-    return body[-OUTPUT_TAIL:] if body else None
+    """The end of a command's output (after Codex's `Output:` header line), trailing blanks dropped, at most
+    OUTPUT_KEEP characters: the brief redacts all of it, then shows the last OUTPUT_TAIL. Read from the end,
+    never copying a multi-MB output whole."""
+    i = text.find("\nOutput:\n")
+    start = i + 9 if i >= 0 else 0
+    n, k = len(text), OUTPUT_KEEP + 64
+    while True:
+        lo = max(start, n - k)
+        kept = text[lo:].rstrip()
+        if kept or lo == start:
+            break
+        k *= 4
+    if not kept:
+        return None
+    end = lo + len(kept)
+    return text[max(start, end - OUTPUT_KEEP):end]
 
 
 def command_text(cmd: Any) -> str:
