@@ -26,6 +26,7 @@ from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import HEAD_BYTES, MAX_TEXT, TAIL_BYTES, Source, fingerprint, read_head_tail
 from segue.stores.jsonstream import ITEM_CAP as ITEM_CAP
 from segue.stores.jsonstream import JsonStream as JsonStream
+from segue.stores.text import OUTPUT_KEEP
 
 RUNTIME = "cline"
 
@@ -37,7 +38,7 @@ HISTORY_REL = os.path.join("state", "taskHistory.json")
 DEEP_LIMIT = 4 * 1024 * 1024  # how far a summary reads when the first request lies past the head
 HISTORY_CAP = 128 * 1024 * 1024
 STEP_TEXT = 16 * 1024  # cap on one step's text: memory stays flat however big the session
-OUTPUT_TAIL = 400
+OUTPUT_TAIL = OUTPUT_KEEP  # what a reader keeps of a command output; the brief shows its last 400 characters
 TITLE_MAX = 200
 
 
