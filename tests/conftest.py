@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,26 @@ def real_fixture(runtime: str) -> tuple[Path, dict[str, Any]]:
         pytest.fail(f"real-runtime fixture missing: {exp} "
                     f"(regenerate: python -m tests.realruntimes.generate {runtime})")
     return d, json.loads(exp.read_text(encoding="utf-8"))
+
+
+def load_fixture(runtime: str, copy_to: Path | None = None, sub: str = "", **environ: str
+                 ) -> tuple[Any, dict[str, Any], Path]:
+    """The one loader of a real-runtime fixture: (Env pointing at its store, expected.json, its root).
+
+    With `copy_to`, the fixture is copied there first (SQLite stores: a reader may be allowed to touch a
+    `-shm`, never in the repository). `sub` picks a sub-fixture (`live-capture`); `environ` adds variables
+    (e.g. SEGUE_FAST_PATHS="0")."""
+    from segue.stores.base import Env
+
+    d, exp = real_fixture(runtime)
+    if copy_to is not None:
+        shutil.copytree(d, copy_to, symlinks=True)
+        d = copy_to
+    base = d / sub if sub else d
+    env_map = exp.get("env", {})
+    variables = {k: str((base / v).absolute()) for k, v in env_map.items() if k != "HOME"}
+    home = base / env_map.get("HOME", "home")
+    return Env(home=home, environ={**variables, **environ}), exp, d
 
 
 def real_environ(runtimes: tuple[str, ...] = ("claude", "codex", "opencode", "cline"), base: Path | None = None

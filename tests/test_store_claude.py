@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from segue.model import ReadStats, Session, Step
 from segue.stores.base import MAX_TEXT, Env
 from segue.stores.claude import ClaudeReader, command_exit_code, request_text, subagent_session_id
 from segue.stores.text import OUTPUT_KEEP
-from tests.conftest import real_fixture
+from tests.conftest import assert_steps_match_scenario, load_fixture, real_fixture
 
 CWD = "/home/me/src/proj"
 SID = "11111111-2222-4333-8444-555555555555"
@@ -875,10 +876,8 @@ def test_summaries_are_cheap(tmp_path: Path) -> None:
 
 
 def _real() -> tuple[ClaudeReader, dict[str, Any], dict[str, Session]]:
-    d, exp = real_fixture("claude")
-    environ = {k: str(d / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
-    home = d / exp["env"]["HOME"] if "HOME" in exp.get("env", {}) else d / "home"
-    r = ClaudeReader(Env(home=home, environ=environ))
+    env, exp, _ = load_fixture("claude")
+    r = ClaudeReader(env)
     return r, exp, listing(r)
 
 
@@ -906,19 +905,9 @@ def test_real_fixture_steps() -> None:
     for e in exp["sessions"]:
         s = got[e["id"]]
         steps, stats = all_steps(r, s)
-        assert stats.damaged_lines == 0, e["id"]
-        cmds = [(st.text, st.exit_code) for st in of(steps, "command")]
-        for c in e.get("commands", []):
-            assert (c["command"], c["exit_code"]) in cmds, (e["id"], c, cmds)
-        written = {st.path for st in of(steps, "edit")}
-        for f in e.get("files_written", []):
-            assert f in written, (e["id"], f, written)
-        refs = {st.ref for st in of(steps, "subagent")}
+        assert_steps_match_scenario(steps, stats, e)
         for child in e.get("subagent_ids", []):
-            assert child in refs, (e["id"], child, refs)
             assert got[child].parent_id == e["id"]
-        if e.get("latest_request"):
-            assert of(steps, "request")[-1].text == e["latest_request"], e["id"]
         if not e.get("parent_id"):
             assert steps[0].kind == "request" and steps[0].text == e["first_request"]
 
@@ -1106,3 +1095,177 @@ def test_long_results_and_thinking_are_not_decoded_whole(tmp_path: Path, monkeyp
     assert stats.damaged_lines == 0
     # each result keeps OUTPUT_KEEP characters of its end (for redaction before the cut), the rest is cut
     assert sum(decoded) < p.stat().st_size // 20, (sum(decoded), p.stat().st_size)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Real-world shapes (issue 11): each from a file written in that shape
+
+
+def _brief_of(env: Env, sid: str = SID) -> tuple[str, dict[str, Any]]:
+    from segue.brief import build_facts, render
+    from segue.redact import Redactor
+
+    r = ClaudeReader(env)
+    s = listing(r)[sid]
+    stats = ReadStats()
+    facts = build_facts(s, r.steps(s, stats), stats, Redactor(environ={}))
+    md = re.sub(r"Written by Segue at \S+", "", render(facts, now=1_800_000_000))
+    return md, facts.to_json()
+
+
+def _working_session() -> Log:
+    log = Log(version="2.1.197")
+    log.user("Fix the failing build, please: «naïve» café")
+    log.text("Looking.", mid="m1")
+    log.bash("toolu_1", "make", out="error: missing ;", code=2, mid="m2")
+    log.tool("toolu_2", "Edit", {"file_path": f"{CWD}/a.c", "old_string": "x", "new_string": "x;"}, mid="m3")
+    log.result("toolu_2", "updated", {"filePath": f"{CWD}/a.c", "structuredPatch": [{"lines": ["-x", "+x;"]}]})
+    log.bash("toolu_3", "make", out="ok", mid="m4")
+    log.user("Now run the tests")
+    log.bash("toolu_4", "make test", out="all passed", mid="m5")
+    log.text("Build fixed and tests pass.", mid="m6")
+    return log
+
+
+def _rev(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _rev(v[k]) for k in reversed(list(v))}
+    return [_rev(x) for x in v] if isinstance(v, list) else v
+
+
+@pytest.mark.parametrize("shape", ["spaced", "reordered", "sorted", "spaced-reordered"])
+def test_spaced_and_reordered_json_gives_the_same_brief(tmp_path: Path, shape: str) -> None:
+    log = _working_session()
+    env, root = claude_home(tmp_path / "compact")
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    want_md, want = _brief_of(env)
+    assert len(want["commands"]) == 3 and want["latest_request"] == "Now run the tests"
+
+    lines = []
+    for ln in log.lines:
+        rec = json.loads(ln)
+        if "reordered" in shape:
+            rec = _rev(rec)
+        lines.append(json.dumps(rec, sort_keys=shape == "sorted",
+                                **({} if "spaced" in shape else {"separators": (",", ":")})))
+    env2, root2 = claude_home(tmp_path / shape)
+    q = proj(root2) / f"{SID}.jsonl"
+    q.write_text("".join(x + "\n" for x in lines))
+    os.utime(q, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns))
+    assert q.read_bytes() != p.read_bytes()
+    got_md, got = _brief_of(env2)
+    assert got == want
+    assert got_md == want_md
+
+
+def test_bom_at_file_start_keeps_the_first_record(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log(version="1.0.51")
+    log.user("The first prompt of a 1.0 session")
+    log.text("ok", mid="m1")
+    p = proj(root) / f"{SID}.jsonl"
+    p.write_bytes(b"\xef\xbb\xbf" + "".join(ln + "\r\n" for ln in log.lines).encode())
+    for fast in ("1", "0"):
+        r = ClaudeReader(Env(home=env.home, environ={"SEGUE_FAST_PATHS": fast}))
+        s = listing(r)[SID]
+        assert s.first_request == "The first prompt of a 1.0 session" and s.problems == []
+        assert s.cwd == CWD and s.started_at is not None
+        steps, stats = all_steps(r, s)
+        assert [(st.kind, st.text) for st in steps] == [("request", "The first prompt of a 1.0 session"),
+                                                       ("message", "ok")]
+        assert stats.damaged_lines == 0
+
+
+def test_session_beginning_with_a_slash_command(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log(version="1.0.51")
+    log.user("<command-message>init is analyzing your codebase…</command-message>\n"
+             "<command-name>/init</command-name>\n<command-args>focus on the parser</command-args>")
+    log.user("Please analyze this codebase and create a CLAUDE.md file…", isMeta=True)  # the expansion
+    log.text("Created CLAUDE.md", mid="m1")
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    assert s.first_request == "/init focus on the parser"
+    assert s.title == "/init focus on the parser"
+    md, facts = _brief_of(env)
+    assert facts["first_request"] == facts["latest_request"] == "/init focus on the parser"
+    assert "Please analyze this codebase" not in md
+
+
+def test_summary_of_another_session_is_never_the_title(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    log = Log(version="1.0.51")
+    log.rec({"type": "summary", "summary": "Work on some other thing", "leafUuid": "0b6e7a10-dead-beef"})
+    log.user("Refactor the lexer")
+    log.text("Done", mid="m1")
+    p = log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    assert listing(r)[SID].title == "Refactor the lexer"
+    # a leaf that is a record of this file, past the head and the tail of a long file, names this session
+    big = Log(version="1.0.51")
+    big.rec({"type": "summary", "summary": "Lexer refactor", "leafUuid": f"u0150-{SID[:8]}"})
+    big.user("Refactor the lexer")
+    for i in range(300):
+        big.text(f"step {i} " + "z" * 400, mid=f"m{i}")
+    big.write(p)
+    assert p.stat().st_size > 200 * 1024
+    for fast in ("1", "0"):
+        got = listing(ClaudeReader(Env(home=env.home, environ={"SEGUE_FAST_PATHS": fast})))[SID]
+        assert got.title == "Lexer refactor", fast
+
+
+def test_failed_bash_without_exit_code_is_failed_or_rejected_not_unknown(tmp_path: Path) -> None:
+    """Claude Code ≤ 2.0.28 wrote failed Bash results as `is_error: true` with no `Exit code N` text."""
+    env, root = claude_home(tmp_path)
+    log = Log(version="2.0.20")
+    log.user("Clean up and rebuild")
+    cases = [
+        ("sleep 999", "Command timed out after 2m 0.0s", None, "failed"),
+        ("rm -rf build", "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. "
+         "if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait "
+         "for the user to tell you how to proceed.", None, "rejected"),
+        ("cd /etc", "cd to '/etc' was blocked. For security, Claude Code may only change directories to child "
+         "directories of the allowed working directories for this session (including '/w').", None, "rejected"),
+        ("curl x", "Permission to use Bash with command curl x has been denied.", None, "rejected"),
+        ("make", "make: *** No rule to make target 'all'.  Stop.", None, "failed"),  # bare stderr
+        ("ls /nope", "Exit code 2\nls: cannot access '/nope'", 2, None),
+    ]
+    for i, (cmd, text, _code, _status) in enumerate(cases):
+        log.tool(f"toolu_{i}", "Bash", {"command": cmd}, mid=f"m{i}")
+        log.result(f"toolu_{i}", text, "Error: " + text, is_error=True)
+    log.write(proj(root) / f"{SID}.jsonl")
+    r = ClaudeReader(env)
+    steps, _ = all_steps(r, listing(r)[SID])
+    assert [(st.text, st.exit_code, st.status) for st in of(steps, "command")] == [
+        (c, code, status) for c, _t, code, status in cases]
+    md, facts = _brief_of(env)
+    assert [(c["exit_code"], c["status"]) for c in facts["commands"]] == [(c, s) for _, _t, c, s in cases]
+    assert "- failed: `sleep 999`" in md and "- rejected: `rm -rf build`" in md and "- exit 2: `ls /nope`" in md
+    assert "exit ?" not in md
+
+
+def test_unrecognised_lines_and_unreadable_arguments_are_reported(tmp_path: Path) -> None:
+    env, root = claude_home(tmp_path)
+    d = proj(root)
+    (d / f"{SID}.jsonl").write_text('{"event": "x", "n": 1}\n[1, 2]\n{"foo": {"bar": null}}\n')
+    r = ClaudeReader(env)
+    s = listing(r)[SID]
+    assert any("none of the 3 non-blank lines read is a Claude Code record" in p for p in s.problems), s.problems
+    steps, stats = all_steps(r, s)
+    assert steps == [] and stats.unrecognised_lines == 3
+    assert stats.problems == ["none of the 3 non-blank lines is a Claude Code record"]
+    md, facts = _brief_of(env)
+    assert facts["problems"] == stats.problems and "Problem reading the session" in md
+
+    log = Log()
+    log.user("go")
+    log.assistant([{"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": "not an object"}], mid="m1")
+    log.result("toolu_x", "ok")
+    log.write(d / f"{SID}.jsonl")
+    steps, stats = all_steps(r, listing(r)[SID])
+    assert stats.problems == ["1 tool call with arguments that could not be read"]
+    # negative control: a well-formed session reports nothing
+    _working_session().write(d / f"{SID}.jsonl")
+    steps, stats = all_steps(r, listing(r)[SID])
+    assert stats.problems == [] and stats.unrecognised_lines == 0 and len(steps) > 5

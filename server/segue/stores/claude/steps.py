@@ -97,15 +97,13 @@ class StepWalker:
         if isinstance(rec, Replaced):
             stats.problems.append("a line with invalid UTF-8 was read with replacement characters")
         t = rec.get("type")
-        if t not in ("assistant", "user", "attachment") or self._dup(rec.get("uuid")):
-            return
-        at = parse_time(rec.get("timestamp"))
-        side = bool(rec.get("isSidechain")) and not self.is_sub
         if t == "assistant":
-            yield from self._assistant(rec, at, side)
-        else:
-            yield from self._flush_message()
-            yield from self._user(rec, at, side)
+            # every assistant record is decoded on both paths, so both see the same duplicates
+            if not self._dup(rec.get("uuid")):
+                yield from self._assistant(rec, parse_time(rec.get("timestamp")),
+                                           bool(rec.get("isSidechain")) and not self.is_sub)
+        elif t in ("user", "attachment"):
+            yield from self._user(rec)
 
     def _flush_message(self) -> Iterator[Step]:
         if self.msg_parts:
@@ -168,9 +166,16 @@ class StepWalker:
             self.pending.pop(next(iter(self.pending)))
         self.pending[key] = p
 
-    def _user(self, rec: dict[str, Any], at: float | None, side: bool) -> Iterator[Step]:
+    def _user(self, rec: dict[str, Any]) -> Iterator[Step]:
+        # A record counts toward duplicates only once it is known to matter (a request, a result we wait
+        # for, a typed command): the fast path leaves the others undecoded, and the duplicate window must
+        # hold the same uuids on both paths.
+        at = parse_time(rec.get("timestamp"))
         text = request_text(rec, in_subagent=self.is_sub)
         if text is not None:
+            if self._dup(rec.get("uuid")):
+                return
+            yield from self._flush_message()
             if rec.get("type") == "user":
                 yield from self.finish_pending()
             yield Step("request", text=cap(text, STEP_TEXT), at=at)
@@ -178,16 +183,22 @@ class StepWalker:
         msg = rec.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
         if isinstance(content, list):
+            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+                       and b.get("tool_use_id") in self.pending]
+            if not results or self._dup(rec.get("uuid")):
+                return
+            yield from self._flush_message()
             tur = rec.get("toolUseResult")
-            for b in content:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    yield from self._result(b, tur, at)
+            for b in results:
+                yield from self._result(b, tur, at)
             return
+        side = bool(rec.get("isSidechain")) and not self.is_sub
         if side or rec.get("type") != "user" or rec.get("isMeta") or not isinstance(content, str):
             return
         # `!` shell commands the user typed.
         m = BASH_INPUT.match(content)
-        if m:
+        if m and not self._dup(rec.get("uuid")):
+            yield from self._flush_message()
             yield Step("command", text=m.group(1).strip(), at=at, exit_code=None)
 
     def _result(self, b: dict[str, Any], tur: Any, at: float | None) -> Iterator[Step]:
