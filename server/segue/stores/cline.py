@@ -58,6 +58,7 @@ from segue.stores.cline_legacy import (
     tool_text,
 )
 from segue.stores.gitinfo import current_branch
+from segue.stores.text import BOM
 
 RUNTIME = "cline"
 EXTENSION_ID = "saoudrizwan.claude-dev"
@@ -230,7 +231,7 @@ class ClineReader(Reader):
                 with open_regular(manifest) as f:
                     if os.fstat(f.fileno()).st_size > MANIFEST_CAP:
                         raise ValueError(f"over the {MANIFEST_CAP}-byte cap")
-                    rec = json.loads(f.read())
+                    rec = json.loads(f.read().removeprefix(BOM))
                 if not isinstance(rec, dict):
                     raise ValueError("not a JSON object")
                 rec.setdefault("session_id", sid)
@@ -464,6 +465,16 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
     if is_sub and parent is None:
         parent = _split_id(sid)[0]
     mtime = fingerprint(path)[0]
+    if "updated_at" not in header and not problems:
+        _late_header(path, header)
+        sid = header.get("sessionId") if isinstance(header.get("sessionId"), str) and header["sessionId"] \
+            else default_id
+        origin = header.get("origin") if isinstance(header.get("origin"), dict) else {}
+        if isinstance(origin.get("parentThreadId"), str) and origin["parentThreadId"]:
+            parent = origin["parentThreadId"]
+        is_sub = parent is not None or header.get("agent") in ("subagent", "teammate")
+        if is_sub and parent is None:
+            parent = _split_id(sid)[0]
     updated = parse_time(header.get("updated_at")) or (mtime[1] / 1e9 if mtime else None)
     s = Session(
         runtime=RUNTIME, id=sid, store_path=path, title=title_of(first), first_request=first,
@@ -479,6 +490,26 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
     if deep:
         s.locator["read_deep"] = True
     return s
+
+
+LATE_HEADER_CAP = 64 * 1024 * 1024  # a document this big is not scanned for header members after `messages`
+_HEADER_KEYS = {"updated_at", "sessionId", "origin", "agent"}
+
+
+def _late_header(path: str, header: dict[str, Any]) -> None:
+    """Cline writes `updated_at`, `sessionId`, `origin` and `agent` before `messages`; another writer's key
+    order may put them after it, where the head never reaches: then the document is read on (structurally,
+    decoding only those members). Members found before `messages` win."""
+    try:
+        with open_regular(path) as f:
+            if os.fstat(f.fileno()).st_size > LATE_HEADER_CAP:
+                return
+            late: dict[str, Any] = {}
+            JsonStream(f).members(_HEADER_KEYS - set(header), late)
+    except OSError:
+        return
+    for k, v in late.items():
+        header.setdefault(k, v)
 
 
 def _first_from_messages(s: Session) -> None:

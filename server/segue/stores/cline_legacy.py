@@ -26,7 +26,7 @@ from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import HEAD_BYTES, MAX_TEXT, TAIL_BYTES, Source, fingerprint, read_head_tail
 from segue.stores.jsonstream import ITEM_CAP as ITEM_CAP
 from segue.stores.jsonstream import JsonStream as JsonStream
-from segue.stores.text import OUTPUT_KEEP
+from segue.stores.text import BOM, OUTPUT_KEEP
 
 RUNTIME = "cline"
 
@@ -299,7 +299,7 @@ def _load_history(path: str) -> tuple[list[Any] | None, str | None]:
                 size = os.fstat(f.fileno()).st_size
                 if size > HISTORY_CAP:
                     raise ValueError(f"{size} bytes is over the cap")
-                data = json.loads(f.read())
+                data = json.loads(f.read().removeprefix(BOM))
         except (OSError, ValueError, RecursionError) as e:
             first_error = first_error or f"{os.path.basename(p)} unreadable ({type(e).__name__})"
             continue

@@ -35,7 +35,7 @@ class JsonStream:
 
     def __init__(self, f: BinaryIO, *, first_chunk: int = CHUNK, limit: int | None = None) -> None:
         self._f = f
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
+        self._dec = codecs.getincrementaldecoder("utf-8-sig")("replace")  # a UTF-8 BOM is no JSON
         self._next = first_chunk
         self.limit = limit
         self.buf = ""
@@ -242,6 +242,33 @@ class JsonStream:
                 continue
             elif status == END or not self.skip():
                 self.truncated = not self.cut
+                return
+
+    def members(self, wanted: set[str], out: dict[str, Any]) -> None:
+        """The top-level object's members named in `wanted`, decoded into `out` wherever they sit (another
+        writer's key order may put them after a huge array); every other member is skipped structurally."""
+        if self.peek() != "{":
+            return
+        self.pos += 1
+        while True:
+            c = self.peek()
+            if c is None or c == "}":
+                return
+            if c == ",":
+                self.pos += 1
+                continue
+            status, name = self.value(4096)
+            if status != OK or not isinstance(name, str) or self.peek() != ":":
+                return
+            self.pos += 1
+            if name not in wanted:
+                if not self.skip():
+                    return
+                continue
+            status, v = self.value(1024 * 1024)
+            if status == OK:
+                out[name] = v
+            elif status != BIG_PAST and (status == END or not self.skip()):
                 return
 
     def account(self, stats: ReadStats) -> None:

@@ -534,7 +534,7 @@ def _load_json(path: str, max_bytes: int = MAX_JSON_FILE) -> Any:
         raise ValueError(f"{st.st_size} bytes is over the {max_bytes}-byte cap")
     with open(path, "rb") as f:
         data = f.read(max_bytes + 1)
-    return json.loads(data.decode("utf-8", "replace"))
+    return json.loads(data.decode("utf-8-sig", "replace"))  # a UTF-8 BOM is no JSON
 
 
 class _Layout:
