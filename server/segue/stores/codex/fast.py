@@ -39,7 +39,9 @@ _SKIP_PREFIX: tuple[bytes, ...] = (
 # shortcut falls back to decoding the whole line when its preconditions do not hold.
 
 CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
-CUT_TAIL = 4 * OUTPUT_KEEP  # bytes kept at the end of a cut string (a reader keeps OUTPUT_KEEP characters)
+# Bytes kept at the end of a cut string: OUTPUT_KEEP characters of up to 3-byte UTF-8 (CJK); fewer than
+# OUTPUT_KEEP + 16 characters (4-byte text, \u escapes) fail `_ends_kept` and the line is decoded whole.
+CUT_TAIL = 3 * OUTPUT_KEEP + 1024
 _MARK = CUT_MARK
 _SKIP = object()
 
