@@ -362,17 +362,7 @@ def _diff(want: dict[str, Any], got: dict[str, Any]) -> str:
 
 
 # Known failures of readers not yet fixed (issue 11). strict: a fix makes the test fail until the mark goes.
-_CODEX_ORDER = "Codex: keys not in Codex's own order lose updated_at (the file mtime instead) (issue 11)"
-_CLINE_ORDER = "Cline: keys in another order lose updated_at of a messages document (issue 11, rd-other)"
-_CLINE_BOM = "Cline: a UTF-8 BOM at the start of a JSON document loses its requests (issue 11, rd-other)"
-_OPENCODE_BOM = "OpenCode: a UTF-8 BOM at the start of a legacy storage JSON file changes the session (issue 11)"
-XFAIL: dict[tuple[str, str], str] = {
-    **{(store, v): _CODEX_ORDER for store in ("real-codex", "hand-codex", "generated-codex")
-       for v in ("reversed", "sort_keys")},
-    **{("hand-cline", v): _CLINE_ORDER for v in ("reversed", "sort_keys")},
-    **{(store, "bom"): _CLINE_BOM for store in ("real-cline", "hand-cline", "generated-cline")},
-    ("generated-opencode", "bom"): _OPENCODE_BOM,
-}
+XFAIL: dict[tuple[str, str], str] = {}
 
 
 def _params() -> list[Any]:

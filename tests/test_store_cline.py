@@ -1264,3 +1264,148 @@ def test_legacy_task_resumed_in_vscode_41_is_listed_once_as_sdk(tmp_path: Path) 
                                                          metadata_json=json.dumps({"legacyTask": True}))])
     s = listing(reader(home))["1733000000000"]
     assert s.locator["kind"] == "sdk" and s.resumable and s.resume_blocker is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Real-world shapes: the task as a `text` record, Cline's wrappers, the model in modelInfo, the branch now
+
+
+def _brief(s: Session, steps: list[Step]) -> Any:
+    from segue.brief import build_facts
+    from segue.redact import Redactor
+
+    return build_facts(s, iter(steps), ReadStats(), Redactor(environ={}))
+
+
+def test_task_text_before_the_first_api_request_is_the_first_request(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    legacy_task(root, "1720000000000", ui=[
+        {"ts": 1720000000000, "type": "say", "say": "text", "text": "Add a README", "images": []},
+        {"ts": 1720000000100, "type": "say", "say": "api_req_started",
+         "text": json.dumps({"request": "<task>\nAdd a README\n</task>\n\n<environment_details>x"})},
+        {"ts": 1720000000200, "type": "say", "say": "text", "text": "I'll write it."},
+        {"ts": 1720000000300, "type": "say", "say": "user_feedback", "text": "shorter please"},
+        {"ts": 1720000000400, "type": "say", "say": "completion_result", "text": "Done."}])
+    r = reader(home)
+    s = listing(r)["1720000000000"]
+    steps, stats = steps_of(r, s)
+    assert [(x.kind, x.text) for x in steps] == [
+        ("request", "Add a README"), ("message", "I'll write it."), ("request", "shorter please"),
+        ("message", "Done.")]
+    facts = _brief(s, steps)
+    assert s.first_request == facts.first_request == "Add a README" and s.title == "Add a README"
+    assert not stats.problems
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    ("New message to respond to with plan_mode_respond tool (be sure to provide your response in the "
+     "<response> parameter):\n<user_message>\nmake it faster\n</user_message>", "make it faster"),
+    ("[TASK RESUMPTION] This task was interrupted 3 minutes ago. It may or may not be complete.\n\n"
+     "New instructions for task continuation:\n<user_message>\ncarry on with the tests\n</user_message>\n\n"
+     + env_details("/w"), "carry on with the tests"),
+    ("New instructions for task continuation:\n<user_message>\nand the docs\n</user_message>", "and the docs"),
+    ("<task>\nRun the tests\n</task>", "Run the tests"),
+    ("plain words", "plain words"),
+    *[(t, t) for t in ["I said: New instructions for task continuation: are mine"]],
+])
+def test_cline_wrappers_are_stripped_to_the_users_words(raw: str, want: str) -> None:
+    assert clean_request(raw) == want
+
+
+def test_api_history_wrappers_and_model_when_the_task_has_only_an_api_history(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    mi = {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "plan"}
+    legacy_task(root, "1720000000001", api=[
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nPlan the refactor\n</task>"},
+                                     {"type": "text", "text": env_details("/w/p")}], "ts": 1720000000001},
+        {"role": "assistant", "content": [{"type": "text", "text": "Here is a plan."}], "ts": 1720000000002,
+         "modelInfo": mi},
+        {"role": "user", "content": [{"type": "text", "text":
+            "New message to respond to with plan_mode_respond tool (be sure to provide your response in the "
+            "<response> parameter):\n<user_message>\nsplit step two\n</user_message>"},
+            {"type": "text", "text": env_details("/w/p")}], "ts": 1720000000003},
+        {"role": "assistant", "content": [{"type": "text", "text": "Split."}], "ts": 1720000000004,
+         "modelInfo": mi}])
+    r = reader(home)
+    s = listing(r)["1720000000001"]
+    assert s.model == "claude-sonnet-4-5" and s.cwd == "/w/p" and s.first_request == "Plan the refactor"
+    steps, _ = steps_of(r, s)
+    assert [x.text for x in steps if x.kind == "request"] == ["Plan the refactor", "split step two"]
+
+
+def _repo(d: Path, head: str) -> Path:
+    (d / ".git").mkdir(parents=True)
+    (d / ".git" / "HEAD").write_text(head)
+    return d
+
+
+def test_current_branch_reads_head_worktrees_and_detached(tmp_path: Path) -> None:
+    from segue.stores.gitinfo import current_branch
+
+    main = _repo(tmp_path / "main", "ref: refs/heads/feature/x\n")
+    (main / "src" / "deep").mkdir(parents=True)
+    assert current_branch(str(main)) == "feature/x"
+    assert current_branch(str(main / "src" / "deep")) == "feature/x"  # from a subdirectory
+    wt_git = main / ".git" / "worktrees" / "wt"
+    wt_git.mkdir(parents=True)
+    (wt_git / "HEAD").write_text("ref: refs/heads/topic\n")
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {wt_git}\n")
+    assert current_branch(str(wt)) == "topic"
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    (rel / ".git").write_text("gitdir: ../main/.git/worktrees/wt\n")
+    assert current_branch(str(rel)) == "topic"
+    detached = _repo(tmp_path / "det", "3f2a9c0d1e2b3a4c5d6e7f8091a2b3c4d5e6f708\n")
+    assert current_branch(str(detached)) is None
+    assert current_branch(str(tmp_path / "nowhere")) is None and current_branch(None) is None
+    assert current_branch("relative/path") is None
+    fifo = _repo(tmp_path / "fifo", "x")
+    (fifo / ".git" / "HEAD").unlink()
+    os.mkfifo(fifo / ".git" / "HEAD")
+    assert current_branch(str(fifo)) is None  # never blocks on a FIFO
+    before = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")}
+    current_branch(str(main))
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*")} == before
+
+
+def test_no_recorded_branch_takes_the_directorys_branch_now_and_says_so(tmp_path: Path) -> None:
+    from segue.brief import render
+
+    home = tmp_path / "home"
+    work = _repo(tmp_path / "work", "ref: refs/heads/main\n")
+    sessions = data_dir(home) / "sessions"
+    write_session(sessions, SID, [user(wrapped("hi"))],
+                  manifest={"cwd": str(work), "workspace_root": str(work), "metadata": {"title": "hi"}})
+    write_session(sessions, SID2, [user(wrapped("there"))], manifest={"cwd": str(work)})  # records "main"
+    r = reader(home)
+    got = listing(r)
+    s, recorded = got[SID], got[SID2]
+    assert s.branch == "main" and s.branch_is_current
+    assert recorded.branch == "main" and not recorded.branch_is_current
+    (work / ".git" / "HEAD").write_text("ref: refs/heads/later\n")
+    text = render(_brief(s, steps_of(r, s)[0]))
+    assert "| Branch | `later` (the directory's branch now; the session recorded none) |" in text
+    assert "the session recorded none" not in render(_brief(recorded, steps_of(r, recorded)[0]))
+
+
+def test_unrecognised_elements_and_undecodable_tool_text_are_problems(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    root = vscode_root(home)
+    legacy_task(root, "1720000000002", api=[{"foo": 1}, {"bar": 2}])
+    legacy_task(root, "1720000000003", ui=[
+        {"ts": 1, "type": "say", "say": "task", "text": "go"},
+        {"ts": 2, "type": "say", "say": "tool", "text": '{"tool": "editedExistingFile", "path": '}])
+    sessions = data_dir(home) / "sessions"
+    d = write_session(sessions, SID, [])
+    doc = messages_doc(SID, [])
+    doc["messages"] = [{"who": "x"}, {"what": "y"}]
+    (d / f"{SID}.messages.json").write_text(json.dumps(doc))
+    r = reader(home)
+    got = listing(r)
+    assert steps_of(r, got["1720000000002"])[1].problems == ["no Cline API history records recognised in 2 elements"]
+    assert steps_of(r, got["1720000000003"])[1].problems == ["1 tool calls whose arguments could not be decoded"]
+    assert steps_of(r, got[SID])[1].problems == ["no Cline message records recognised in 2 elements"]

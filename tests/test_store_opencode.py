@@ -1045,3 +1045,17 @@ def test_real_fixture_is_read_only(tmp_path: Path) -> None:
     before = snapshot(live)
     exercise(r2)
     assert snapshot(live) == before
+
+
+def test_message_files_that_are_no_messages_are_a_problem_not_silence(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sdir = data_dir(home) / "storage" / "session"
+    wjson(sdir / "info" / f"{SID}.json", {"id": SID, "directory": "/w/odd", "title": "Odd",
+                                          "time": {"created": T0, "updated": T0}})
+    for i in range(3):
+        wjson(sdir / "message" / SID / f"msg_000{i}.json", {"id": f"msg_000{i}", "who": "someone"})
+    r = reader(home)
+    steps, stats = steps_of(r, listing(r)[SID])
+    assert steps == [] and stats.problems == ["no OpenCode message records recognised in 3 message files"]
+    wjson(sdir / "message" / SID / "msg_0009.json", {"id": "msg_0009", "role": "user", "time": {"created": T0}})
+    assert steps_of(r, listing(r)[SID])[1].problems == []  # one real message: nothing to report

@@ -21,6 +21,7 @@ from segue.model import CommandRun, FileChange, ReadStats, Session, Step, iso
 from segue.paths import StateDir, ensure_private_dir
 from segue.quote import clean, fence, inline, mark_invisible
 from segue.redact import Redactor
+from segue.stores.gitinfo import current_branch
 from segue.stores.text import OUTPUT_KEEP, OUTPUT_TAIL
 
 REQUEST_CAP = 8 * 1024  # first / latest request, last agent message
@@ -186,6 +187,8 @@ def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redac
     raw = stream(steps)
     q = _Quoter(redactor)
     first = raw.first_request if raw.first_request is not None else session.first_request
+    if session.branch_is_current:  # read again: "now" means when the brief is written, not when listed
+        session = dataclasses.replace(session, branch=current_branch(session.cwd))
     recent = list(raw.recent)
     # the header shows session text too (a title is often the first prompt): it passes the same pipeline
     shown = dataclasses.replace(
@@ -247,7 +250,8 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
                    f"the facts Segue kept when it last briefed it ({iso(facts.kept_at)}).\n")
     out.append("| | |\n|---|---|")
     rows = [("Runtime", name), ("Session", inline(s.id)), ("Directory", inline(s.cwd) if s.cwd else "unknown"),
-            ("Branch", inline(s.branch) if s.branch else "unknown"),
+            ("Branch", (inline(s.branch) + (" (the directory's branch now; the session recorded none)"
+                                              if s.branch_is_current else "")) if s.branch else "unknown"),
             ("Model", inline(s.model) if s.model else "unknown"),
             ("Started", iso(s.started_at) or "unknown"), ("Last activity", iso(s.updated_at) or "unknown")]
     out.extend(f"| {k} | {v} |" for k, v in rows)

@@ -96,6 +96,9 @@ class Session:
     resume_blocker: str | None = None
     live: bool = False
     problems: list[str] = field(default_factory=list)
+    # True when the runtime recorded no branch and `branch` is the directory's checkout read from `.git/HEAD`
+    # (what it is on now, not necessarily what the session worked on).
+    branch_is_current: bool = False
     # Filled by services, not by readers:
     continues: Continues | None = None
     handed_off: dict[str, Any] | None = None

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ try:  # orjson decodes 2-3x faster; the stdlib stays the reference (and the fall
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - the editor's bundled server ships pure-Python wheels only
     _fast_loads = None
+FAST_JSON = _fast_loads is not None  # readers choose their shortcuts by what decoding costs
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 32 * 1024
@@ -225,123 +224,10 @@ def pid_alive(pid: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# SQLite, read-only without side files
+# SQLite helpers live in `stores/sqlite.py`; these names stay importable from here.
 
-
-class SqliteUnavailable(Exception):
-    """The database could not be read (locked, corrupt, not a database)."""
-
-
-def open_sqlite_readonly(path: str | os.PathLike[str], *, max_bytes: int = 2 * 1024 ** 3
-                         ) -> sqlite3.Connection:
-    """Open a runtime's SQLite database without creating anything next to it.
-
-    A plain `mode=ro` open creates `-wal`/`-shm` when the database is in WAL mode and they are absent.
-    So: when no `-wal` exists, read the database bytes and deserialize them into an in-memory
-    connection (nothing on disk is touched). When a `-wal` and its `-shm` exist a writer is live (or
-    crashed): open `mode=ro` so SQLite reads the WAL; SQLite may then update the existing `-shm` read
-    marks, the one change the contract allows. A `-wal` without a `-shm` (a copied store, a crash) would
-    make SQLite create the `-shm`: then both files are copied to a private temporary directory and read
-    from there.
-    """
-    p = os.fspath(path)
-    wal = p + "-wal"
-    if not os.path.exists(wal):
-        if _size(p) > IN_MEMORY_MAX:
-            return _open_immutable(p)
-        data = _read_db_bytes(p, max_bytes)
-        con = sqlite3.connect(":memory:", check_same_thread=False)
-        if not data:  # SQLite treats an empty file as an empty database
-            return con
-        # A WAL-mode header (bytes 18/19 == 2) makes the in-memory copy try to use a WAL; reset it to
-        # rollback journal in our private copy only.
-        if len(data) > 19 and data[18] == 2:
-            data = data[:18] + b"\x01\x01" + data[20:]
-        try:
-            con.deserialize(data)  # type: ignore[attr-defined]
-            con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        except (sqlite3.DatabaseError, AttributeError) as e:
-            con.close()
-            raise SqliteUnavailable(f"{p}: {e}") from e
-        return con
-    if not os.path.exists(p + "-shm"):
-        return _open_private_copy(p, max_bytes)
-    try:
-        uri = Path(p).absolute().as_uri() + "?mode=ro"
-        con = sqlite3.connect(uri, uri=True, timeout=2.0, check_same_thread=False)
-        con.execute("PRAGMA query_only=1")
-        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return con
-    except sqlite3.Error as e:
-        raise SqliteUnavailable(f"{p}: {e}") from e
-
-
-# Databases up to this size are copied into memory (the contract's way: nothing on disk is touched). Larger
-# ones would cost their whole size in memory on every cold listing, so they are opened `immutable=1`, which
-# also creates no side file; a writer that starts meanwhile changes the fingerprint, and the next listing
-# reads again.
-IN_MEMORY_MAX = 48 * 1024 * 1024
-
-
-def _size(p: str) -> int:
-    try:
-        return os.stat(p).st_size
-    except OSError:
-        return 0
-
-
-def _open_immutable(p: str) -> sqlite3.Connection:
-    if not stat.S_ISREG(os.stat(p).st_mode):
-        raise SqliteUnavailable(f"{p}: not a regular file")
-    try:
-        uri = Path(p).absolute().as_uri() + "?mode=ro&immutable=1"
-        con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        con.execute("PRAGMA query_only=1")
-        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return con
-    except sqlite3.Error as e:
-        raise SqliteUnavailable(f"{p}: {e}") from e
-
-
-def _read_db_bytes(p: str, max_bytes: int) -> bytes:
-    try:
-        with open(p, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise SqliteUnavailable(f"{p}: not a regular file")
-            if st.st_size > max_bytes:
-                raise SqliteUnavailable(f"{p}: {st.st_size} bytes is over the in-memory read cap")
-            data = f.read()
-    except OSError as e:
-        raise SqliteUnavailable(f"{p}: {e.strerror or e}") from e
-    if data and not data.startswith(b"SQLite format 3\x00"):
-        raise SqliteUnavailable(f"{p}: not a SQLite database")
-    return data
-
-
-def _open_private_copy(p: str, max_bytes: int) -> sqlite3.Connection:
-    """Read a database and its `-wal` from a private copy, then hold the result in memory."""
-    import shutil
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="segue-sqlite-") as tmp:
-        copy = os.path.join(tmp, "db")
-        try:
-            shutil.copyfile(p, copy)
-            shutil.copyfile(p + "-wal", copy + "-wal")
-            if os.path.getsize(copy) + os.path.getsize(copy + "-wal") > max_bytes:
-                raise SqliteUnavailable(f"{p}: over the in-memory read cap")
-            src = sqlite3.connect(copy, timeout=2.0)
-            mem = sqlite3.connect(":memory:", check_same_thread=False)
-            try:
-                src.backup(mem)
-            finally:
-                src.close()
-            return mem
-        except (OSError, sqlite3.Error) as e:
-            raise SqliteUnavailable(f"{p}: {e}") from e
-
-
-def sqlite_fingerprint(path: str | os.PathLike[str]) -> tuple[Any, ...]:
-    p = os.fspath(path)
-    return fingerprint(p, p + "-wal")
+from segue.stores.sqlite import IN_MEMORY_MAX as IN_MEMORY_MAX  # noqa: E402
+from segue.stores.sqlite import SqliteUnavailable as SqliteUnavailable  # noqa: E402
+from segue.stores.sqlite import open_sqlite_readonly as open_sqlite_readonly  # noqa: E402
+from segue.stores.sqlite import sqlite_fingerprint as sqlite_fingerprint  # noqa: E402
+from segue.stores.sqlite import wal_writer_live as wal_writer_live  # noqa: E402

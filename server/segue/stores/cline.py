@@ -15,12 +15,9 @@ Legacy stores (`cline_legacy`): the CLI 1.x/2.x tasks under the same data dir, a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +47,7 @@ from segue.stores.cline_legacy import (
     legacy_steps,
     line_count,
     norm_path,
+    note_unrecognised,
     open_regular,
     patch_files,
     regular_file,
@@ -59,6 +57,8 @@ from segue.stores.cline_legacy import (
     title_of,
     tool_text,
 )
+from segue.stores.gitinfo import current_branch
+from segue.stores.text import BOM
 
 RUNTIME = "cline"
 EXTENSION_ID = "saoudrizwan.claude-dev"
@@ -150,6 +150,9 @@ class ClineReader(Reader):
             yield from legacy_sources(str(root), flavor)
 
     def summarize(self, source: Source) -> list[Session]:
+        return with_branch_now(self._summarize(source))
+
+    def _summarize(self, source: Source) -> list[Session]:
         kind, _, flavor = source.kind.partition(":")
         if kind == "sdk-db":
             return self._summarize_db(source.path, with_folders=flavor != "rows-only")
@@ -193,8 +196,7 @@ class ClineReader(Reader):
             raise SqliteUnavailable(f"{db}: not a regular file")
         if os.path.getsize(db) == 0 and not os.path.exists(db + "-wal"):
             return []  # SQLite's fresh, still empty database
-        with _readable_db(db) as path:
-            rows = _query_sessions(db, path)
+        rows = _query_sessions(db, db)  # open_sqlite_readonly: no byte of the store changes, -shm included
         prefix = os.path.join(os.path.abspath(sessions_dir), "")
         out = []
         for rec in rows:
@@ -229,7 +231,7 @@ class ClineReader(Reader):
                 with open_regular(manifest) as f:
                     if os.fstat(f.fileno()).st_size > MANIFEST_CAP:
                         raise ValueError(f"over the {MANIFEST_CAP}-byte cap")
-                    rec = json.loads(f.read())
+                    rec = json.loads(f.read().removeprefix(BOM))
                 if not isinstance(rec, dict):
                     raise ValueError("not a JSON object")
                 rec.setdefault("session_id", sid)
@@ -287,23 +289,6 @@ class ClineReader(Reader):
 
 # ---------------------------------------------------------------------------------------------------------
 # SDK summaries
-
-
-@contextlib.contextmanager
-def _readable_db(db: str) -> Iterator[str]:
-    """The path to open. A `-wal` without its `-shm` (a copied or crashed store) would make SQLite create
-    the `-shm` next to the database even read-only, so such a pair is read from a private copy instead."""
-    if not os.path.exists(db + "-wal") or os.path.exists(db + "-shm"):
-        yield db
-        return
-    with tempfile.TemporaryDirectory(prefix="segue-cline-") as tmp:
-        copy = os.path.join(tmp, "sessions.db")
-        try:
-            shutil.copyfile(db, copy)
-            shutil.copyfile(db + "-wal", copy + "-wal")
-        except OSError as e:
-            raise SqliteUnavailable(f"{db}: {e.strerror or e}") from e
-        yield copy
 
 
 def _split_id(sid: str) -> tuple[str, str]:
@@ -397,6 +382,20 @@ def _manifest_record(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def with_branch_now(sessions: list[Session]) -> list[Session]:
+    """Sessions whose store records no branch get their directory's current branch from `.git/HEAD`,
+    marked as the branch now (`branch_is_current`): Cline 3 writes none for some sessions."""
+    seen: dict[str, str | None] = {}
+    for s in sessions:
+        if s.branch or not s.cwd:
+            continue
+        if s.cwd not in seen:
+            seen[s.cwd] = current_branch(s.cwd)
+        if seen[s.cwd]:
+            s.branch, s.branch_is_current = seen[s.cwd], True
+    return sessions
+
+
 def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int, prefix: str | None = None
                     ) -> Session:
     """A session from a `sessions` row or a manifest (see `_query_sessions`, `_manifest_record`)."""
@@ -466,6 +465,16 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
     if is_sub and parent is None:
         parent = _split_id(sid)[0]
     mtime = fingerprint(path)[0]
+    if "updated_at" not in header and not problems:
+        _late_header(path, header)
+        sid = header.get("sessionId") if isinstance(header.get("sessionId"), str) and header["sessionId"] \
+            else default_id
+        origin = header.get("origin") if isinstance(header.get("origin"), dict) else {}
+        if isinstance(origin.get("parentThreadId"), str) and origin["parentThreadId"]:
+            parent = origin["parentThreadId"]
+        is_sub = parent is not None or header.get("agent") in ("subagent", "teammate")
+        if is_sub and parent is None:
+            parent = _split_id(sid)[0]
     updated = parse_time(header.get("updated_at")) or (mtime[1] / 1e9 if mtime else None)
     s = Session(
         runtime=RUNTIME, id=sid, store_path=path, title=title_of(first), first_request=first,
@@ -481,6 +490,26 @@ def _doc_session(path: str, default_id: str, parent: str | None, lead: Session |
     if deep:
         s.locator["read_deep"] = True
     return s
+
+
+LATE_HEADER_CAP = 64 * 1024 * 1024  # a document this big is not scanned for header members after `messages`
+_HEADER_KEYS = {"updated_at", "sessionId", "origin", "agent"}
+
+
+def _late_header(path: str, header: dict[str, Any]) -> None:
+    """Cline writes `updated_at`, `sessionId`, `origin` and `agent` before `messages`; another writer's key
+    order may put them after it, where the head never reaches: then the document is read on (structurally,
+    decoding only those members). Members found before `messages` win."""
+    try:
+        with open_regular(path) as f:
+            if os.fstat(f.fileno()).st_size > LATE_HEADER_CAP:
+                return
+            late: dict[str, Any] = {}
+            JsonStream(f).members(_HEADER_KEYS - set(header), late)
+    except OSError:
+        return
+    for k, v in late.items():
+        header.setdefault(k, v)
 
 
 def _first_from_messages(s: Session) -> None:
@@ -567,13 +596,12 @@ class _Children:
             out.append((s.id, s.first_request or ""))
         if not out and isinstance(self.db, str) and regular_file(self.db):
             try:
-                with _readable_db(self.db) as path:
-                    con = open_sqlite_readonly(path)
-                    try:
-                        rows = con.execute("SELECT session_id, prompt FROM sessions WHERE parent_session_id = ?"
-                                           " ORDER BY started_at", (self.root,)).fetchall()
-                    finally:
-                        con.close()
+                con = open_sqlite_readonly(self.db)
+                try:
+                    rows = con.execute("SELECT session_id, prompt FROM sessions WHERE parent_session_id = ?"
+                                       " ORDER BY started_at", (self.root,)).fetchall()
+                finally:
+                    con.close()
                 out = [(r[0], clean_request(r[1])) for r in rows if isinstance(r[0], str)]
             except (SqliteUnavailable, sqlite3.Error):
                 pass
@@ -721,14 +749,17 @@ def sdk_steps(path: str, cwd: str | None, stats: ReadStats, child_for: Callable[
         held.clear()
         drop.clear()
 
+    items = known = 0
     with open_regular(path) as f:
         js = JsonStream(f)
         for m in js.array_at("messages"):
+            items += 1
             if not isinstance(m, dict):
                 js.damaged += 1
                 continue
             at = parse_time(m.get("ts"))
             role = m.get("role")
+            known += role in ("user", "assistant")
             if role == "assistant":
                 yield from flush()
                 calls.clear()
@@ -769,4 +800,5 @@ def sdk_steps(path: str, cwd: str | None, stats: ReadStats, child_for: Callable[
             yield from requests
         yield from flush()
     js.account(stats)
+    note_unrecognised(stats, items, known, "Cline message")
 

@@ -1,4 +1,4 @@
-"""Cline's legacy task store, and the JSON streaming and text helpers both Cline stores share.
+"""Cline's legacy task store, and the text helpers both Cline stores share (`JsonStream` is in jsonstream.py).
 
 Legacy layout (cline/cline `src/core/storage/disk.ts`), one per root: the legacy CLI 1.x/2.x root is
 `~/.cline/data`, the VS Code extension's is `<editor user dir>/globalStorage/saoudrizwan.claude-dev`:
@@ -12,7 +12,6 @@ element at a time (`JsonStream`).
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import json
 import ntpath
@@ -25,6 +24,9 @@ from typing import Any, BinaryIO
 
 from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import HEAD_BYTES, MAX_TEXT, TAIL_BYTES, Source, fingerprint, read_head_tail
+from segue.stores.jsonstream import ITEM_CAP as ITEM_CAP
+from segue.stores.jsonstream import JsonStream as JsonStream
+from segue.stores.text import BOM, OUTPUT_KEEP
 
 RUNTIME = "cline"
 
@@ -33,255 +35,11 @@ UI_FILES = ("ui_messages.json", "claude_messages.json")  # the second is the pre
 META_FILE = "task_metadata.json"
 HISTORY_REL = os.path.join("state", "taskHistory.json")
 
-ITEM_CAP = 8 * 1024 * 1024  # one array element bigger than this is skipped (memory peaks near 5x this)
 DEEP_LIMIT = 4 * 1024 * 1024  # how far a summary reads when the first request lies past the head
 HISTORY_CAP = 128 * 1024 * 1024
 STEP_TEXT = 16 * 1024  # cap on one step's text: memory stays flat however big the session
-OUTPUT_TAIL = 400
+OUTPUT_TAIL = OUTPUT_KEEP  # what a reader keeps of a command output; the brief shows its last 400 characters
 TITLE_MAX = 200
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Incremental JSON: one element of a (possibly 1 GB, single-line) array at a time
-
-_DECODER = json.JSONDecoder()
-_NONWS = re.compile(r"[^ \t\r\n]")
-_TOKEN = re.compile(r'["{}\[\]]')
-_STR_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')  # unrolled: linear, stops before `"` or a cut escape
-_SCALAR_END = re.compile(r"[,\]}]")
-CHUNK = 1024 * 1024
-
-OK, BAD, BIG, END, BIG_PAST = 0, 1, 2, 3, 4
-
-
-class JsonStream:
-    """A cursor over one JSON document read in chunks.
-
-    `value()` decodes the value at the cursor with the C decoder, reading more only while the value is
-    incomplete (the buffer doubles, so a big value costs linear time); a value over the cap or a damaged one
-    is skipped by a structural scan that keeps no more than a chunk in memory. `limit` bounds how many bytes
-    may be read at all (summaries); `cut` tells that the limit, not the end of the file, stopped it.
-    """
-
-    def __init__(self, f: BinaryIO, *, first_chunk: int = CHUNK, limit: int | None = None) -> None:
-        self._f = f
-        self._dec = codecs.getincrementaldecoder("utf-8")("replace")
-        self._next = first_chunk
-        self.limit = limit
-        self.buf = ""
-        self.pos = 0
-        self.eof = False
-        self.cut = False
-        self.bytes_read = 0
-        self.damaged = 0
-        self.oversized = 0
-        self.truncated = False
-
-    def _more(self, want: int = 0) -> bool:
-        if self.eof:
-            return False
-        n = max(self._next, want)
-        self._next = CHUNK
-        if self.limit is not None:
-            n = min(n, self.limit - self.bytes_read)
-            if n <= 0:
-                self.eof = self.cut = True
-                return False
-        data = self._f.read(n)
-        self.bytes_read += len(data)
-        if self.pos and self.pos >= len(self.buf) // 2:
-            self.buf = self.buf[self.pos:]
-            self.pos = 0
-        if not data:
-            self.eof = True
-            tail = self._dec.decode(b"", final=True)
-            self.buf += tail
-            return bool(tail)
-        self.buf += self._dec.decode(data)
-        return True
-
-    def peek(self) -> str | None:
-        """The next non-blank character (the cursor moves onto it), or None at the end."""
-        while True:
-            m = _NONWS.search(self.buf, self.pos)
-            if m:
-                self.pos = m.start()
-                return self.buf[self.pos]
-            self.pos = len(self.buf)
-            if not self._more():
-                return None
-
-    def value(self, cap: int = ITEM_CAP) -> tuple[int, Any]:
-        """(OK, obj); (BIG, None) / (BAD, None) with the cursor still on the value; (BIG_PAST, None) past
-        it; (END, None) when the document ends inside it."""
-        if self.peek() is None:
-            return END, None
-        while True:
-            try:
-                obj, end = _DECODER.raw_decode(self.buf, self.pos)
-            except json.JSONDecodeError as e:
-                # Damage, or just the end of what has been read so far? An error close to the end of the
-                # buffer (or an open string) may be cured by more data; at the end of the file only an error
-                # at the very end means the document was cut.
-                unterminated = e.msg.startswith("Unterminated string")
-                if self.eof:
-                    cut = unterminated or not self.buf[e.pos:].strip()
-                    return (END if cut else BAD), None
-                if not unterminated and e.pos < len(self.buf) - 32:
-                    return BAD, None
-                avail = len(self.buf) - self.pos
-                if avail > cap:
-                    return BIG, None
-                self._more(avail)
-                continue
-            except (ValueError, RecursionError):
-                return BAD, None
-            # a number near the end of the buffer may continue in the next chunk (`-7` of `-7.25`)
-            if isinstance(obj, (int, float)) and len(self.buf) - end < 32 and not self.eof and self._more():
-                continue
-            big = end - self.pos > cap  # decoded only because it arrived within one chunk
-            self.pos = end
-            return (BIG_PAST, None) if big else (OK, obj)
-
-    def skip(self) -> bool:
-        """Move past the value at the cursor without decoding it; False when the document ends first."""
-        c = self.peek()
-        if c is None:
-            return False
-        if c not in '{["':
-            while True:
-                m = _SCALAR_END.search(self.buf, self.pos + 1)
-                if m:
-                    self.pos = m.start()
-                    return True
-                self.pos = len(self.buf)
-                if not self._more():
-                    return False
-        depth = 0
-        in_str = False
-        while True:
-            buf = self.buf
-            if in_str:
-                e = _STR_BODY.match(buf, self.pos).end()  # type: ignore[union-attr]
-                if e < len(buf) and buf[e] == '"':
-                    in_str = False
-                    self.pos = e + 1
-                    if depth == 0:
-                        return True
-                    continue
-                self.pos = e  # out of data (maybe on a cut escape, which the next chunk completes)
-                if not self._more():
-                    return False
-                continue
-            m = _TOKEN.search(buf, self.pos)
-            if m is None:
-                self.pos = len(buf)
-                if not self._more():
-                    return False
-                continue
-            ch = m.group()
-            self.pos = m.end()
-            if ch == '"':
-                in_str = True
-            elif ch in "{[":
-                depth += 1
-            else:
-                depth -= 1
-                if depth <= 0:
-                    return True
-
-    def items(self, cap: int = ITEM_CAP) -> Iterator[Any]:
-        """The elements of the array at the cursor. Damaged elements are skipped and counted; a document
-        that ends early (a live writer) ends the iteration."""
-        c = self.peek()
-        if c != "[":
-            if c is None:
-                self.truncated = not self.cut  # empty: created, not yet written
-            else:
-                self.damaged += 1
-            return
-        self.pos += 1
-        while True:
-            c = self.peek()
-            if c is None:
-                self.truncated = not self.cut
-                return
-            if c == "]":
-                self.pos += 1
-                return
-            if c == ",":
-                self.pos += 1
-                continue
-            status, obj = self.value(cap)
-            if status == OK:
-                yield obj
-                continue
-            if status == END:
-                self.truncated = not self.cut
-                return
-            if status == BIG_PAST:
-                self.oversized += 1
-                continue
-            if status == BIG:
-                self.oversized += 1
-            else:
-                self.damaged += 1
-            if not self.skip():
-                self.truncated = not self.cut
-                return
-
-    def array_at(self, key: str | None, header: dict[str, Any] | None = None, cap: int = ITEM_CAP
-                 ) -> Iterator[Any]:
-        """Elements of the top-level array (key None) or of the top-level object's `key` array. Members
-        before it go into `header` (members after it are never read)."""
-        if key is None:
-            yield from self.items(cap)
-            return
-        c = self.peek()
-        if c != "{":
-            if c is None:
-                self.truncated = not self.cut
-            else:
-                self.damaged += 1
-            return
-        self.pos += 1
-        while True:
-            c = self.peek()
-            if c is None:
-                self.truncated = not self.cut
-                return
-            if c == "}":
-                return
-            if c == ",":
-                self.pos += 1
-                continue
-            status, name = self.value(4096)
-            if status != OK or not isinstance(name, str) or self.peek() != ":":
-                self.damaged += 1
-                return
-            self.pos += 1
-            if name == key:
-                if self.peek() == "[":
-                    yield from self.items(cap)
-                return
-            status, v = self.value(1024 * 1024)
-            if status == OK:
-                if header is not None:
-                    header[name] = v
-            elif status == BIG_PAST:
-                continue
-            elif status == END or not self.skip():
-                self.truncated = not self.cut
-                return
-
-    def account(self, stats: ReadStats) -> None:
-        """Fold this stream's counters into a step reader's stats."""
-        stats.bytes_read += self.bytes_read
-        stats.damaged_lines += self.damaged
-        if self.oversized:
-            stats.problems.append(f"{self.oversized} records over {ITEM_CAP // (1024 * 1024)} MiB skipped")
-        if self.truncated:
-            stats.problems.append("the transcript ends mid-record (still being written?)")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -351,6 +109,9 @@ _INJECTED_RE = re.compile(
     r"workspace_diagnostics|git_working_changes|git_commit)\b[^>]*>[\s\S]*?</\1>")
 _LEGACY_WRAP_RE = re.compile(r"^<(task|feedback|user_message|answer)>\s*([\s\S]*?)\s*</\1>$")
 _FEEDBACK_RE = re.compile(r"<(feedback|user_message|answer)>\s*([\s\S]*?)\s*</\1>")
+# Cline's own lead-ins before the user's words in the API history (plan mode, resumed tasks)
+_PLAN_LEAD_RE = re.compile(r"^New message to respond to with \w+ tool\b[^\n]*\n")
+_CONTINUATION = "New instructions for task continuation:"
 
 
 def cap_text(s: str, limit: int = MAX_TEXT) -> str:
@@ -369,6 +130,10 @@ def clean_request(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     t = _INJECTED_RE.sub("", text).strip()
+    i = t.find(_CONTINUATION)
+    if i >= 0 and (i == 0 or t.startswith("[TASK RESUMPTION]")):
+        t = t[i + len(_CONTINUATION):].strip()
+    t = _PLAN_LEAD_RE.sub("", t, count=1).strip()
     m = _USER_COMMAND_RE.match(t)
     if m:
         inner = clean_request(m.group(2))
@@ -534,7 +299,7 @@ def _load_history(path: str) -> tuple[list[Any] | None, str | None]:
                 size = os.fstat(f.fileno()).st_size
                 if size > HISTORY_CAP:
                     raise ValueError(f"{size} bytes is over the cap")
-                data = json.loads(f.read())
+                data = json.loads(f.read().removeprefix(BOM))
         except (OSError, ValueError, RecursionError) as e:
             first_error = first_error or f"{os.path.basename(p)} unreadable ({type(e).__name__})"
             continue
@@ -599,14 +364,15 @@ def _from_history_item(item: dict[str, Any], tid: str, tasks: str, flavor: str, 
     s.first_request = first or None
     s.title = title_of(first)
     s.cwd = norm_path(item.get("cwdOnTaskInitialization")) or norm_path(item.get("shadowGitConfigWorkTree"))
-    s.model = item.get("modelId") if isinstance(item.get("modelId"), str) else None
+    s.model = item.get("modelId") if isinstance(item.get("modelId"), str) and item["modelId"] else None
     s.updated_at = parse_time(item.get("ts"))
     s.started_at = _started_from_id(tid) or s.updated_at
-    if s.cwd is None:  # before ~3.15 the history had no cwd: the first turn's environment details do
+    if s.cwd is None or s.model is None:  # before ~3.15 no cwd: the first turn's environment details have it
         api = os.path.join(s.store_path, API_FILE)
         if regular_file(api):
             with contextlib.suppress(OSError):
-                s.cwd = _api_head(api, limit=HEAD_BYTES)[1]
+                _, cwd, model, _ = _api_head(api, limit=HEAD_BYTES)
+                s.cwd, s.model = s.cwd or cwd, s.model or model
     if s.first_request is None:
         s.problems.append("no task text in taskHistory.json")
     return s
@@ -638,11 +404,12 @@ def summarize_task(task_dir: str, flavor: str, priority: int) -> Session:
             s.updated_at = parse_time(int(hits[-1])) if hits else None
         except OSError as e:
             s.problems.append(f"ui_messages.json unreadable: {e.strerror or e}")
-    if has_api and (s.first_request is None or s.cwd is None):
+    if has_api and (s.first_request is None or s.cwd is None or s.model is None):
         try:
-            first, cwd, deep2 = _api_head(api)
+            first, cwd, model, deep2 = _api_head(api)
             s.first_request = s.first_request or first
             s.cwd = cwd
+            s.model = s.model or model
             deep = deep or deep2
         except OSError as e:
             s.problems.append(f"{API_FILE} unreadable: {e.strerror or e}")
@@ -665,6 +432,7 @@ def _ui_head(path: str) -> tuple[str | None, float | None, str | None, bool]:
     first_ts = None
     with open_regular(path) as f:
         js = JsonStream(f, first_chunk=HEAD_BYTES, limit=DEEP_LIMIT)
+        api_seen = False
         for i, m in enumerate(js.items()):
             if not isinstance(m, dict):
                 continue
@@ -674,20 +442,32 @@ def _ui_head(path: str) -> tuple[str | None, float | None, str | None, bool]:
             if model is None and isinstance(mi, dict) and isinstance(mi.get("modelId"), str):
                 model = mi["modelId"]
             say = m.get("say")
-            if say == "task" or (say == "text" and i == 0):
-                first = cap_text(clean_request(m.get("text"))) or None
+            api_seen = api_seen or say == "api_req_started"
+            if say == "task" or (say == "text" and not api_seen and m.get("partial") is not True):
+                first = cap_text(clean_request(m.get("text"))) or None  # ≤3.56: the task is a `text`
                 break
             if i > 50:
                 break
         return first, first_ts, model, js.bytes_read > HEAD_BYTES
 
 
-def _api_head(path: str, limit: int = DEEP_LIMIT) -> tuple[str | None, str | None, bool]:
-    """(first request, cwd, read past the head) from the first user turn of api_conversation_history."""
+def _api_head(path: str, limit: int = DEEP_LIMIT) -> tuple[str | None, str | None, str | None, bool]:
+    """(first request, cwd, model, read past the head) from the first user turn of api_conversation_history
+    (the model from the first `modelInfo.modelId`, which 2026 histories carry on their messages; the reply
+    right after the first turn is read for it too)."""
+    model = None
+    found: tuple[str | None, str | None] | None = None
     with open_regular(path) as f:
         js = JsonStream(f, first_chunk=HEAD_BYTES, limit=limit)
         for m in js.items():
-            if not isinstance(m, dict) or m.get("role") != "user":
+            if not isinstance(m, dict):
+                continue
+            mi = m.get("modelInfo")
+            if model is None and isinstance(mi, dict) and isinstance(mi.get("modelId"), str) and mi["modelId"]:
+                model = mi["modelId"]
+            if found is not None:
+                break  # the message after the first user turn: read for its model only
+            if m.get("role") != "user":
                 continue
             first = cwd = None
             for text in _texts(m.get("content")):
@@ -696,8 +476,11 @@ def _api_head(path: str, limit: int = DEEP_LIMIT) -> tuple[str | None, str | Non
                     cwd = norm_path(c.group(1))
                 if first is None and "<task>" in text:
                     first = cap_text(clean_request(text)) or None
-            return first, cwd, js.bytes_read > HEAD_BYTES
-    return None, None, False
+            found = (first, cwd)
+            if model is not None:
+                break
+        deep = js.bytes_read > HEAD_BYTES
+    return (found[0], found[1], model, deep) if found else (None, None, model, False)
 
 
 def _texts(content: Any) -> Iterator[str]:
@@ -822,6 +605,15 @@ def _requests_in(text: str, at: float | None) -> list[Step]:
     return []  # environment details, error nudges and other injected text
 
 
+def note_unrecognised(stats: ReadStats, items: int, known: int, what: str, bad_args: int = 0) -> None:
+    """What could not be read is a problem, never silence: a transcript whose elements are none of the
+    records this reader knows, and tool calls whose arguments do not decode."""
+    if items and not known:
+        stats.problems.append(f"no {what} records recognised in {items} elements")
+    if bad_args:
+        stats.problems.append(f"{bad_args} tool calls whose arguments could not be decoded")
+
+
 def legacy_steps(session: Session, stats: ReadStats) -> Iterator[Step]:
     task_dir = str(session.locator.get("task_dir") or session.store_path)
     api = os.path.join(task_dir, API_FILE)
@@ -838,12 +630,15 @@ def legacy_steps(session: Session, stats: ReadStats) -> Iterator[Step]:
 
 def _api_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
     pending = _Pending()
+    items = known = 0
     with open_regular(path) as f:
         js = JsonStream(f)
         for m in js.items():
+            items += 1
             if not isinstance(m, dict):
                 js.damaged += 1
                 continue
+            known += m.get("role") in ("user", "assistant")
             at = parse_time(m.get("ts"))
             content = m.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -893,6 +688,7 @@ def _api_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
             yield from requests
         yield from pending.flush()
     js.account(stats)
+    note_unrecognised(stats, items, known, "Cline API history")
 
 
 def _after_result_head(text: str) -> str:
@@ -905,23 +701,30 @@ def _ui_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
     with open_regular(path) as f:
         js = JsonStream(f)
         last_cmd: Step | None = None
+        api_seen = asked = False  # before the first API request a `text` is the task (≤3.56)
+        items = known = 0
+        bad = [0]
         for m in js.items():
+            items += 1
             if not isinstance(m, dict):
                 js.damaged += 1
                 continue
+            known += isinstance(m.get("say") or m.get("ask"), str)
             if m.get("partial") is True:
                 continue
             at = parse_time(m.get("ts"))
             kind = m.get("say") or m.get("ask")
             text = m.get("text") if isinstance(m.get("text"), str) else ""
-            if kind in ("task", "user_feedback"):
+            api_seen = api_seen or kind == "api_req_started"
+            if kind in ("task", "user_feedback") or (kind == "text" and not api_seen and not asked):
+                asked = True
                 t = cap_text(clean_request(text), STEP_TEXT)
                 if t:
                     yield Step("request", text=t, at=at)
             elif kind in ("text", "completion_result") and text.strip():
                 yield Step("message", text=cap_text(text.strip(), STEP_TEXT), at=at)
             elif kind == "followup" and text.strip():
-                q = _json_obj(text)
+                q = _json_obj(text)  # plain text in older builds
                 yield Step("message", text=cap_text(str(q.get("question") or text).strip(), STEP_TEXT), at=at)
             elif kind == "command" and text.strip():
                 cmd = text[:-len("REQ_APP")] if text.endswith("REQ_APP") else text
@@ -930,13 +733,14 @@ def _ui_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
             elif kind == "command_output" and last_cmd is not None and text:
                 last_cmd.output = ((last_cmd.output or "") + text)[-OUTPUT_TAIL:]
             elif kind == "tool":
-                yield from _ui_tool(_json_obj(text), cwd, at)
+                yield from _ui_tool(_json_obj(text, bad), cwd, at)
             elif kind == "use_subagents":
-                q = _json_obj(text)
+                q = _json_obj(text, bad)
                 for t in q.get("prompts") or []:
                     if isinstance(t, str) and t.strip():
                         yield Step("subagent", text=cap_text(t.strip(), STEP_TEXT), at=at)
     js.account(stats)
+    note_unrecognised(stats, items, known, "Cline UI message", bad[0])
 
 
 def _ui_tool(t: dict[str, Any], cwd: str | None, at: float | None) -> Iterator[Step]:
@@ -954,9 +758,12 @@ def _ui_tool(t: dict[str, Any], cwd: str | None, at: float | None) -> Iterator[S
         yield Step("tool", text=tool_text(name, {k: v for k, v in t.items() if k != "tool"}), at=at)
 
 
-def _json_obj(text: str) -> dict[str, Any]:
+def _json_obj(text: str, bad: list[int] | None = None) -> dict[str, Any]:
+    """A UI record's JSON text; an undecodable one counts in `bad[0]`."""
     try:
         v = json.loads(text)
     except (ValueError, RecursionError):
+        if bad is not None:
+            bad[0] += 1
         return {}
     return v if isinstance(v, dict) else {}

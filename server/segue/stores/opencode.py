@@ -41,6 +41,7 @@ from segue.stores.base import (
     open_sqlite_readonly,
     sqlite_fingerprint,
 )
+from segue.stores.text import OUTPUT_KEEP
 
 RUNTIME = "opencode"
 PRIO_DB, PRIO_E1, PRIO_E0 = 30, 20, 10
@@ -49,7 +50,7 @@ FIRST_MESSAGES = 4  # a summary looks for the first request among each session's
 MAX_JSON_FILE = 64 * 1024 * 1024  # a legacy part/message file larger than this is skipped and counted
 BIG_PART = 256 * 1024  # DB parts larger than this are reduced in SQL, never decoded whole in Python
 STEP_TEXT = 16 * 1024  # cap on any one step's text: memory stays flat however big the session
-OUTPUT_TAIL = 400
+OUTPUT_TAIL = OUTPUT_KEEP  # what a reader keeps of a command output; the brief shows its last 400 characters
 
 MARKER_PREFIX = "[segue-handoff v1 from="
 _MARKER_LINE_RE = re.compile(r"^.*\[segue-handoff v1 from=[^\]\s]+\][ \t]*$", re.M)
@@ -533,7 +534,7 @@ def _load_json(path: str, max_bytes: int = MAX_JSON_FILE) -> Any:
         raise ValueError(f"{st.st_size} bytes is over the {max_bytes}-byte cap")
     with open(path, "rb") as f:
         data = f.read(max_bytes + 1)
-    return json.loads(data.decode("utf-8", "replace"))
+    return json.loads(data.decode("utf-8-sig", "replace"))  # a UTF-8 BOM is no JSON
 
 
 class _Layout:
@@ -977,11 +978,14 @@ def _json_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[S
         lay.message_dir = loc["message_dir"]
     if isinstance(loc.get("part_root"), str):
         lay.part_root = loc["part_root"]
+    records = known = 0  # what could not be read is a problem, never silence
     for mpath in lay.messages():
         msg = _load_record(mpath, stats)
         if msg is None:
             continue
+        records += 1
         role = str(msg.get("role") or "")
+        known += role in ("user", "assistant")
         meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
         times = msg.get("time") if isinstance(msg.get("time"), dict) else (
             meta.get("time") if isinstance(meta.get("time"), dict) else {})
@@ -1002,3 +1006,5 @@ def _json_steps(session: Session, stats: ReadStats, turns: _Turns) -> Iterator[S
                 continue
             if part.get("type") not in _SKIP_PART_TYPES:
                 yield from _part_steps(part, role, at, turns)
+    if records and not known:
+        stats.problems.append(f"no OpenCode message records recognised in {records} message files")
