@@ -59,6 +59,15 @@ class Listing:
                 include_subagents: bool = False, limit: int | None = None) -> list[Session]:
         """Newest first; subagents (with `include_subagents`) right after their parent, recursively.
         `limit` counts top-level sessions. Orphan subagents (parent not found) count as top level."""
+        groups = self.groups(runtimes=runtimes, directory=directory, include_subagents=include_subagents)
+        if limit is not None:
+            groups = groups[:limit]
+        return [s for g in groups for s in g]
+
+    def groups(self, *, runtimes: Sequence[str] | None = None, directory: str | None = None,
+               include_subagents: bool = False) -> list[list[Session]]:
+        """`ordered` as one group per top-level session (the session, then its subagents when asked for):
+        the unit a page counts."""
         pool = [s for s in self.sessions if not runtimes or s.runtime in runtimes]
         by_key = {(s.runtime, s.id): s for s in pool}
         children: dict[tuple[str, str], list[Session]] = {}
@@ -72,11 +81,8 @@ class Listing:
         if directory is not None:
             tops = [s for s in tops if cwd_within(s.cwd, directory)]
         tops.sort(key=lambda s: (s.sort_time, s.id), reverse=True)
-        if limit is not None:
-            tops = tops[:limit]
-        out: list[Session] = []
 
-        def emit(s: Session, seen: set[tuple[str, str]]) -> None:
+        def emit(s: Session, seen: set[tuple[str, str]], out: list[Session]) -> None:
             key = (s.runtime, s.id)
             if key in seen:  # a cycle in hostile data must not loop forever
                 return
@@ -84,12 +90,16 @@ class Listing:
             out.append(s)
             if include_subagents:
                 for c in sorted(children.get(key, []), key=lambda c: (c.started_at or 0.0, c.id)):
-                    emit(c, seen)
+                    emit(c, seen, out)
 
         seen: set[tuple[str, str]] = set()
+        groups: list[list[Session]] = []
         for s in tops:
-            emit(s, seen)
-        return out
+            group: list[Session] = []
+            emit(s, seen, group)
+            if group:
+                groups.append(group)
+        return groups
 
 
 def cwd_within(cwd: str | None, directory: str) -> bool:
@@ -176,8 +186,10 @@ PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker pro
 
 
 def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None,
-         cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False) -> Listing:
-    """Read every source of the chosen runtimes, using and refreshing the cache."""
+         cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False,
+         progress: Any = None) -> Listing:
+    """Read every source of the chosen runtimes, using and refreshing the cache. `progress(runtime, sessions
+    read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in _READERS]
     cache = cache if cache is not None else ListingCache(state)
     found: dict[tuple[str, str], Session] = {}
@@ -205,7 +217,17 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+    to_read = {rt: len(v) for rt, v in pending.items()}
+    if progress is not None:
+        for rt in readers:
+            progress(rt, 0, 0, to_read.get(rt, 0))
+    done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
+    done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
     for src, sessions, error in _summarize_all(readers, pending, env, cancelled, parallel):
+        if progress is not None:
+            done_sources[src.runtime] += 1
+            done_sessions[src.runtime] += len(sessions)
+            progress(src.runtime, done_sessions[src.runtime], done_sources[src.runtime], to_read[src.runtime])
         cache.put(src, sessions, error)
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
@@ -264,7 +286,8 @@ def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
 
     chunks = []
     for runtime, sources in pending.items():
-        per = max(1, -(-len(sources) // workers))
+        # small chunks: progress as they finish, and no worker holds a big share of the results at once
+        per = max(1, min(-(-len(sources) // workers), 64))
         chunks += [(runtime, env, sources[i:i + per]) for i in range(0, len(sources), per)]
     # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
     # it has no other threads, which is what makes fork safe.
