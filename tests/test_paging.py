@@ -118,3 +118,30 @@ def test_page_params_parse() -> None:
     p, _ = P.parse({"limit": 50, "offset": 100}, P.ListSessionsParams)
     assert (p.limit, p.offset) == (50, 100)
     assert P.parse({}, P.ListSessionsParams)[0].offset == 0
+
+
+@pytest.mark.parametrize("result", [{"sessions": [{"title": "é ☃ \u202e", "n": None, "b": True, "x": 1.5}]},
+                                    {"bad": "\ud800"}, {"big": 2**70}])
+def test_a_reply_encodes_as_the_reference_does(result: dict) -> None:
+    """The fast encoder of large replies (orjson) and pygls' json path give the same JSON, and what orjson
+    refuses takes the reference path."""
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    from segue.lsp.server import server
+
+    proto = server.protocol
+    out: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes | str) -> None:
+            out.append(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+    old, old_headers = proto.writer, getattr(proto, "_include_headers", True)
+    proto.writer, proto._include_headers = Writer(), True
+    try:
+        proto._send_data(JsonRPCResponseMessage(id=7, jsonrpc="2.0", result=result))
+    finally:
+        proto.writer, proto._include_headers = old, old_headers
+    head, _, body = b"".join(out).partition(b"\r\n\r\n")
+    assert int(head.split(b"\r\n")[0].split(b": ")[1]) == len(body)
+    assert json.loads(body) == {"id": 7, "jsonrpc": "2.0", "result": result}
