@@ -40,8 +40,10 @@ class Service:
         # watcher rescans on any change it sees. 0 = always rescan (the CLI runs once anyway).
         self.reuse_within = 0.0
         self.parallel = False  # worker processes for a cold listing: only for single-threaded callers (CLI)
-        self._last: tuple[float, _Listing] | None = None
+        self._last: tuple[float, _Listing, int] | None = None
         self._views: _View | None = None
+        self._live: tuple[bool, ...] = ()
+        self._version = 0  # of the raw listing of everything in `_last`
         # progress(runtime, sessions read, sources read, sources to read) while a scan reads sources
         self.progress: Progress | None = None
 
@@ -71,9 +73,14 @@ class Service:
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                        parallel=self.parallel, progress=progress or self.progress)
             if runtimes is None:
-                if last is not None and _same(last[1], raw):
+                # readers refresh `live` in place on cached sessions (a process exited): that is a change too
+                live = tuple(s.live for s in raw.sessions)
+                if last is not None and _same(last[1], raw) and live == self._live:
                     raw = last[1]  # nothing changed: keep the object, so views built on it stay valid
-                self._last = (now, raw)
+                self._live = live
+                if last is None or raw is not last[1]:
+                    self._version += 1  # never an id(): a freed listing's id can come back
+                self._last = (now, raw, self._version)  # one tuple: readers see a listing with its version
         return raw
 
     def refresh(self) -> _Listing:
@@ -121,10 +128,11 @@ class Service:
 
     def _view(self, cancelled: Callable[[], bool] | None, progress: Progress | None = None) -> _View:
         raw = self._raw(None, cancelled, False, progress)
-        # readers refresh `live` in place on the cached sessions (a process exited): part of the stamp
-        stamp = (id(raw), self._decoration_stamp(), tuple(s.live for s in raw.sessions))
+        last = self._last
+        # a watcher's pass may have replaced the listing meanwhile: then this view is built but never reused
+        stamp = (last[2] if last is not None and last[1] is raw else None, self._decoration_stamp())
         view = self._views
-        if view is not None and view.stamp == stamp and self.clock() < view.valid_until:
+        if view is not None and stamp[0] is not None and view.stamp == stamp and self.clock() < view.valid_until:
             return view
         listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
                            locations=raw.locations)
