@@ -144,16 +144,12 @@ def status_kb(pid: int, key: str = "VmHWM") -> int | None:
 
 
 def cold_method(requested: str) -> str:
-    """'drop_caches' when the kernel lets us (the whole page cache, dentries and inodes: a true cold start),
-    else 'fadvise' (POSIX_FADV_DONTNEED on the corpus files only; directory metadata stays cached)."""
+    """'fadvise' (POSIX_FADV_DONTNEED on the corpus files only; directory metadata stays cached) unless
+    drop_caches is asked for by name. `auto` never writes /proc/sys/vm/drop_caches: on a shared machine that
+    empties everyone's page cache."""
     if requested != "auto":
         return requested
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("1\n")
-        return "drop_caches"
-    except OSError:
-        return "fadvise" if hasattr(os, "posix_fadvise") else "none"
+    return "fadvise" if hasattr(os, "posix_fadvise") else "none"
 
 
 def evict(method: str, roots: Sequence[str]) -> None:

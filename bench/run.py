@@ -32,7 +32,7 @@ from bench.proc import Run, Spawner, cold_method, evict, median
 from bench.report import Figure, write_reports
 
 REPO = Path(__file__).resolve().parent.parent
-VENV = REPO / ".venv" / "bin"
+PYTHON = sys.executable  # the interpreter running the bench (any venv): never a path inside the checkout
 MB = 1e6
 LIST_PARAMS = {"include_subagents": True, "limit": 1000}  # what the extension's session tree asks for
 
@@ -45,7 +45,7 @@ class Bench:
     def __init__(self, a: argparse.Namespace) -> None:
         self.a = a
         # started first, while this process is small (see bench.proc)
-        self.spawner = Spawner(str(VENV / "python"), str(REPO), f"{a.cache_dir}/spawn-{os.getpid()}")
+        self.spawner = Spawner(PYTHON, str(REPO), f"{a.cache_dir}/spawn-{os.getpid()}")
         self.runs = a.runs
         self.cache = Path(a.cache_dir)
         self.cache.mkdir(parents=True, exist_ok=True)
@@ -54,8 +54,8 @@ class Bench:
         self.home = self.corpus / "home"
         self.files_txt = self.corpus / "files.txt"
         self.state = self.cache / f"state-{self.corpus.name}"
-        self.segue = str(VENV / "segue")
-        self.python = str(VENV / "python")
+        self.python = PYTHON
+        self.pycache = str(Path(a.cache_dir).absolute() / "pycache")
         self.figures: list[Figure] = []
         self.floors: dict[str, Figure] = {}
         self.info: dict[str, Any] = {}
@@ -70,7 +70,8 @@ class Bench:
         """Only what Segue needs: no variable that relocates a runtime's store leaks in from this shell."""
         return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home or self.home),
                 "SEGUE_HOME": str(state or self.state), "LANG": "C.UTF-8", "TZ": "UTC",
-                "PYTHONPATH": str(REPO)}
+                # this checkout's Segue (server/) and bench; bytecode kept outside the checkout
+                "PYTHONPATH": f"{REPO / 'server'}{os.pathsep}{REPO}", "PYTHONPYCACHEPREFIX": self.pycache}
 
     def reset_state(self, state: Path | None = None) -> None:
         shutil.rmtree(state or self.state, ignore_errors=True)
@@ -110,7 +111,7 @@ class Bench:
 
     # -- phases
     def help(self) -> None:
-        self.figures.append(self.measure("help", "segue --help", [self.segue, "--help"]))
+        self.figures.append(self.measure("help", "segue --help", [self.python, "-m", "segue", "--help"]))
 
     def floors_list(self) -> None:
         ht = [self.python, "-m", "bench.floor", "headtail", str(self.files_txt), "16384"]
@@ -119,7 +120,7 @@ class Bench:
                                                ht)
 
     def list_cold(self) -> None:
-        argv = [self.segue, "list", "--json"]
+        argv = [self.python, "-m", "segue", "list", "--json"]
         empty = self.cache / "empty-home"
         empty.mkdir(exist_ok=True)
         base = self.measure("list_empty", "segue list --json, empty HOME (import and start-up baseline)", argv,
@@ -139,7 +140,7 @@ class Bench:
                                          "baseline) / files", per_file / 1024, "KiB"))
 
     def correctness(self) -> None:
-        r = self.run([self.segue, "list", "--json", "--all"], self.env())
+        r = self.run([self.python, "-m", "segue", "list", "--json", "--all"], self.env())
         try:
             listed = json.loads(r.stdout)
         except ValueError:
@@ -151,13 +152,13 @@ class Bench:
             f"requests right, {res['extra']} extra; per runtime {res['per_runtime']}")
 
     def list_warm(self) -> None:
-        self.run([self.segue, "list", "--json"], self.env())  # make sure the cache is complete
+        self.run([self.python, "-m", "segue", "list", "--json"], self.env())  # make sure the cache is complete
         self.figures.append(self.measure("list_warm", "segue list --json, warm (cache present, nothing changed)",
-                                         [self.segue, "list", "--json"], verify=self.verify_list))
+                                         [self.python, "-m", "segue", "list", "--json"], verify=self.verify_list))
         self.figures[-1].floor = self.floors["headtail"]
 
     def list_changed(self) -> None:
-        argv = [self.segue, "list", "--json"]
+        argv = [self.python, "-m", "segue", "list", "--json"]
         changes: list[mutate.Change] = []
         chosen_n: list[int] = []
 
@@ -177,6 +178,35 @@ class Bench:
         fig.floor = warm  # the target is relative to warm
         self.figures.append(fig)
         self.run(argv, self.env(), keep_stdout=False)  # leave the cache settled
+        # per runtime: 1 % of that runtime's sessions changed, the rest as they were
+        for rt in ("claude", "codex", "opencode", "cline"):
+            pool = [s for s in self.expected["sessions"] if s["runtime"] == rt]
+            if not pool:
+                continue
+            changes.clear()
+            chosen_n.clear()
+
+            def before_rt(i: int, pool: list[dict[str, Any]] = pool) -> None:
+                self.run(argv, self.env(), keep_stdout=False)
+                chosen = mutate.choose(pool, 0.01, self.a.seed * 1000 + i)
+                chosen_n.append(len(chosen))
+                changes.append(mutate.apply(chosen, self.home, self.cache / "mutate-backup"))
+
+            f = self.measure(f"list_changed_{rt}", f"segue list --json, after 1 % of {rt} sessions changed", argv,
+                             before=before_rt, after=after, verify=self.verify_list)
+            f.extra["changed_sessions"] = chosen_n[0] if chosen_n else 0
+            f.floor = warm
+            self.figures.append(f)
+            self.run(argv, self.env(), keep_stdout=False)
+
+    def list_cold_opencode(self) -> None:
+        """OpenCode alone, no Segue cache: one database holding all its sessions."""
+        st = self.cache / f"state-oc-{self.corpus.name}"
+        fig = self.measure("list_cold_opencode", "segue list --json --runtime opencode, cold (no Segue cache)",
+                           [self.python, "-m", "segue", "list", "--json", "--runtime", "opencode"],
+                           env=self.env(state=st), before=lambda i: self.reset_state(st))
+        self.reset_state(st)
+        self.figures.append(fig)
 
     def list_disk_cold(self) -> None:
         if self.cold == "none":
@@ -193,7 +223,7 @@ class Bench:
             evict(self.cold, roots)
 
         fig = self.measure("list_disk_cold", f"segue list --json, disk-cold ({self.cold})",
-                           [self.segue, "list", "--json"], before=before, verify=self.verify_list)
+                           [self.python, "-m", "segue", "list", "--json"], before=before, verify=self.verify_list)
         fig.floor = floor
         fig.extra["evicted_with"] = self.cold
         # bytes fetched from storage prove the eviction worked (0 would mean a warm page cache)
@@ -201,7 +231,7 @@ class Bench:
         floor.extra["storage_read_mb"] = round(median([r["read_bytes"] for r in floor.runs]) / MB, 1)
         self.figures.append(floor)
         self.figures.append(fig)
-        self.run([self.segue, "list", "--json"], self.env(), keep_stdout=False)  # rebuild the cache
+        self.run([self.python, "-m", "segue", "list", "--json"], self.env(), keep_stdout=False)  # rebuild the cache
 
     def inproc_list(self) -> None:
         st = self.cache / f"inproc-{self.corpus.name}"
@@ -229,7 +259,8 @@ class Bench:
               key: str | None = None) -> None:
         ref = f"{runtime}:{target['id']}"
         env = self.env(home, state)
-        self.run([self.segue, "list", "--json"], env, keep_stdout=False)  # the brief finds its session in a warm cache
+        # the brief finds its session in a warm cache
+        self.run([self.python, "-m", "segue", "list", "--json"], env, keep_stdout=False)
         mb = target["bytes"] / MB
         key = key or f"brief_{runtime}"
         floor = self.measure(f"floor_parse_{key}", f"floor: one json.loads pass over the {mb:.0f} MB {runtime} file",
@@ -243,7 +274,7 @@ class Bench:
                                  runs=max(3, self.runs // 2))
                 self.figures.append(f)
         fig = self.measure(key, f"segue brief {runtime} ({mb:.0f} MB session) --stdout",
-                           [self.segue, "brief", ref, "--stdout"], env=env, keep_stdout=False)
+                           [self.python, "-m", "segue", "brief", ref, "--stdout"], env=env, keep_stdout=False)
         fig.floor = floor
         fig.extra["mb_per_s"] = round(mb / fig.wall, 1) if fig.wall else None
         fig.extra["bytes"] = target["bytes"]
@@ -280,10 +311,12 @@ class Bench:
 
     def lsp(self) -> None:
         argv = [self.python, "-m", "segue", "serve"]
-        self.run([self.segue, "list", "--json"], self.env(), keep_stdout=False)
+        self.run([self.python, "-m", "segue", "list", "--json"], self.env(), keep_stdout=False)
         starts: list[Run] = []
         warm: list[float] = []
         warm_all: list[float] = []
+        page: list[float] = []
+        page_deep: list[float] = []
         rss: float | None = None
         notes: list[str] = []
         for i in range(self.runs):
@@ -300,6 +333,13 @@ class Bench:
                     for _ in range(self.runs):
                         res_all, dt = c.request("segue/listSessions", {})
                         warm_all.append(dt)
+                    for _ in range(max(10, self.runs * 2)):
+                        _, dt = c.request("segue/listSessions", {"limit": 50})
+                        page.append(dt)
+                    deep_offset = max(0, self.tops - 50)
+                    for _ in range(max(10, self.runs * 2)):
+                        _, dt = c.request("segue/listSessions", {"limit": 50, "offset": deep_offset})
+                        page_deep.append(dt)
                     rss = c.peak_rss_mb()
                     self.info["lsp_listed"] = {"tree_params": len(res["sessions"]),
                                                "all_top_level": len(res_all["sessions"])}
@@ -315,6 +355,9 @@ class Bench:
                                               "(include_subagents, limit 1000)", warm, rss))
         self.figures.append(Figure.from_times("lsp_list_warm_all", "segue/listSessions round trip, warm "
                                               "(no params: every top-level session)", warm_all, rss))
+        self.figures.append(Figure.from_times("lsp_list_page", 'segue/listSessions {"limit": 50}, warm', page, rss))
+        self.figures.append(Figure.from_times("lsp_list_page_deep", 'segue/listSessions {"limit": 50, "offset": '
+                                              'last page}, warm', page_deep, rss))
         log(f"language server: start {fig.wall:.3f} s, warm round trip {median(warm) * 1000:.1f} ms, "
             f"peak RSS {rss or 0:.1f} MB" + (f" !! {notes[0]}" if notes else ""))
         if self.a.profile:
@@ -350,12 +393,15 @@ class Bench:
         self.correctness()
         self.list_warm()
         self.list_changed()
+        self.list_cold_opencode()
         self.list_disk_cold()
         self.inproc_list()
-        self.briefs()
+        if not self.a.skip_briefs:
+            self.briefs()
         if not self.a.skip_lsp:
             self.lsp()
-        self.huge()
+        if not self.a.skip_briefs:
+            self.huge()
         self.info["elapsed_s"] = round(time.perf_counter() - t0, 1)
         meta = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": _machine(), "git": _git(),
                 "params": {k: v for k, v in vars(self.a).items()}, "corpus": {
@@ -420,10 +466,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--cache-dir", default="/tmp/segue-bench", help="where corpora are generated and kept")
     ap.add_argument("--out", default=str(REPO / "bench" / "out"))
     ap.add_argument("--cold", choices=("auto", "drop_caches", "fadvise", "none"), default="auto",
-                    help="how disk-cold runs evict the page cache (auto: drop_caches when permitted)")
+                    help="how disk-cold runs evict the page cache (auto: fadvise on the corpus files; "
+                         "drop_caches only when named)")
     ap.add_argument("--profile", action="store_true", help="also write cProfile tables per phase")
     ap.add_argument("--keep", action="store_true", help="keep the huge transcript after the run")
     ap.add_argument("--skip-lsp", action="store_true")
+    ap.add_argument("--skip-briefs", action="store_true", help="only the listing and language-server figures")
     a = ap.parse_args(argv)
     q = a.quick
     a.sessions_per_runtime = a.sessions_per_runtime or (200 if q else 2000)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import marshal
 import os
+import sqlite3
 import sys
 import types
 from collections.abc import Iterator
@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pytest
 
-from segue import listing
+from segue import index, listing
 from segue.listing import AmbiguousSession, Listing, SessionNotFound, cwd_within, resolve, scan
 from segue.model import ReadStats, Session, Step, iso, parse_time
 from segue.paths import StateDir
@@ -132,7 +132,7 @@ def test_cache_rereads_only_changed_sources(tmp_path: Path, dir_reader: type[Dir
     assert sorted(dir_reader.reads) == [str(store / "3.json"), str(store / "9.json")]
     by_id = {s.id: s for s in third.sessions}
     assert "s0" not in by_id and by_id["s3"].first_request == "changed"
-    assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "listing.bin") == 0o600
+    assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "index.sqlite") == 0o600
 
 
 def stat_mode(p: Path) -> int:
@@ -165,10 +165,14 @@ def test_damaged_cache_is_rebuilt(tmp_path: Path, dir_reader: type[DirReader]) -
     (store / "a.json").write_text(json.dumps({"id": "a", "t": 5}))
     state = StateDir(tmp_path / "state")
     scan(Env(home=tmp_path / "home"), state, ["claude"])
-    (state.cache / "listing.bin").write_text("garbage")
+    for name in ("index.sqlite-wal", "index.sqlite-shm"):
+        (state.cache / name).unlink(missing_ok=True)
+    (state.cache / "index.sqlite").write_text("garbage")
     out = scan(Env(home=tmp_path / "home"), state, ["claude"])
     assert [s.id for s in out.sessions] == ["a"]
-    assert marshal.loads((state.cache / "listing.bin").read_bytes())["version"][0] == listing.CACHE_VERSION
+    with sqlite3.connect(state.cache / "index.sqlite") as db:
+        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.VERSION
+        assert db.execute("SELECT id FROM sessions").fetchall() == [("a",)]
 
 
 def test_parallel_cold_listing_matches_serial(tmp_path: Path, dir_reader: type[DirReader],

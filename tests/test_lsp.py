@@ -8,9 +8,10 @@ made the agents produce (expected.json) and against the CLI run on the same stor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import marshal
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -218,14 +219,16 @@ async def test_concurrent_requests_all_answer_as_they_would_alone(client: Langua
 
 async def test_the_listing_cache_stays_warm_between_requests(client: LanguageClient, home: Path) -> None:
     first = await call(client, P.LIST_SESSIONS, {"include_subagents": True})
-    cache = home / "cache" / "listing.bin"
+    cache = home / "cache" / "index.sqlite"
     assert cache.is_file()
-    sources = marshal.loads(cache.read_bytes())["sources"]
-    assert {k.split("\0")[0] for k in sources} == set(STORES.expected)  # every store's sources are cached
-    stamp = cache.stat().st_mtime_ns
+    with contextlib.closing(sqlite3.connect(cache)) as db:
+        runtimes = {r for (r,) in db.execute("SELECT DISTINCT runtime FROM sources")}
+        changes = db.execute("SELECT count(*), total(rowid) FROM sources").fetchone()
+    assert runtimes == set(STORES.expected)  # every store's sources are indexed
     again = await call(client, P.LIST_SESSIONS, {"include_subagents": True})
     assert again == first
-    assert cache.stat().st_mtime_ns == stamp, "a warm listing re-read sources (the cache was rewritten)"
+    with contextlib.closing(sqlite3.connect(cache)) as db:  # a warm listing re-read nothing, wrote nothing
+        assert db.execute("SELECT count(*), total(rowid) FROM sources").fetchone() == changes
 
 
 async def test_requests_never_touch_the_stores(client: LanguageClient) -> None:

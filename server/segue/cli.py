@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -35,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--runtime", action="append", choices=RUNTIME_CHOICES, help="only this runtime (repeatable)")
     ls.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
     ls.add_argument("--all", action="store_true", help="include subagent sessions, under their parent")
-    ls.add_argument("--limit", type=_positive, metavar="N", help="at most N top-level sessions")
+    ls.add_argument("--limit", type=_count, metavar="N",
+                    help="at most N top-level sessions; 0 = all (default: a screenful on a terminal, all with --json "
+                         "or when piped)")
     ls.add_argument("--json", action="store_true", help="print a JSON array")
 
     for name in ("brief", "export"):
@@ -79,10 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _positive(v: str) -> int:
-    n = int(v)
-    if n <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
+def _count(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be 0 (all) or a positive number")
     return n
 
 
@@ -172,13 +178,27 @@ def _dump(obj: Any) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     svc = _service(args)
-    listing = svc.scan(args.runtime)
-    sessions = listing.ordered(runtimes=args.runtime, directory=args.dir, include_subagents=args.all,
-                               limit=args.limit)
+    progress = ScanProgress() if sys.stderr.isatty() else None
+    svc.progress = progress
+    try:
+        listing = svc.scan(args.runtime)
+    finally:
+        if progress:
+            progress.done()
+    limit = args.limit
+    if limit is None and not args.json and sys.stdout.isatty():
+        limit = max(5, shutil.get_terminal_size().lines - 4)  # a screenful: header, the note, the prompt
+    groups = listing.groups(runtimes=args.runtime, directory=args.dir, include_subagents=args.all)
+    shown = groups[:limit] if limit else groups
+    sessions = [s for g in shown for s in g]
     if args.json:
         _dump_list([s.to_json() for s in sessions])
     elif sessions:
         print(render_table(sessions, time.time()))
+        if len(shown) < len(groups):
+            more = len(groups) - len(shown)
+            print(f"… {more} more session{'s' if more != 1 else ''} (--limit N for more, --limit 0 for all)",
+                  file=sys.stderr)
     else:
         print(nothing_found(listing, args), file=sys.stderr)
     if listing.skipped:
@@ -188,6 +208,34 @@ def cmd_list(args: argparse.Namespace) -> int:
         if len(listing.skipped) > 20:
             print(f"  … and {len(listing.skipped) - 20} more", file=sys.stderr)
     return 0
+
+
+class ScanProgress:
+    """Sessions read per runtime on stderr (a terminal), once a scan has taken more than about a second."""
+
+    AFTER = 1.0
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.counts: dict[str, int] = {}
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, runtime: str, sessions: int, done: int, total: int) -> None:
+        self.counts[runtime] = sessions
+        now = time.monotonic()
+        if now - self.started < self.AFTER or (now - self.last < 0.1 and done != total):
+            return
+        self.last = now
+        self.shown = True
+        text = ", ".join(f"{rt} {n}" for rt, n in self.counts.items())
+        sys.stderr.write(f"\rsegue: reading sessions: {text}\x1b[K")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
 
 
 def nothing_found(listing: Any, args: argparse.Namespace) -> str:

@@ -1,9 +1,10 @@
 """Discovery across the four readers, the listing cache, ordering, filters and session references.
 
-The cache (`cache/listing.bin` in Segue's state directory) maps each source (a session file or a
-database) to its fingerprint (size and mtime of the file and its side files) and the sessions read from
-it. A warm listing stats every source and re-reads only those whose fingerprint changed. A cold listing of
-many sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
+The session index (`segue.index`, `cache/index.sqlite` in Segue's state directory) maps each source (a
+session file or a database) to its fingerprint (size and mtime of the file and its side files) and the
+sessions read from it. A warm listing stats every source and re-reads only those whose fingerprint
+changed. A cold listing of many sources reads them in parallel worker processes (the CLI; a long-lived
+server stays single-process).
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import contextlib
 import importlib
 import marshal
 import os
-import secrets
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from segue import index
 from segue.model import RUNTIMES, Session
 from segue.paths import StateDir
 from segue.stores.base import Env, Location, Reader, Source
 
-CACHE_VERSION = 4
 _READERS = {
     "claude": ("segue.stores.claude", "ClaudeReader"),
     "codex": ("segue.stores.codex", "CodexReader"),
@@ -59,6 +59,15 @@ class Listing:
                 include_subagents: bool = False, limit: int | None = None) -> list[Session]:
         """Newest first; subagents (with `include_subagents`) right after their parent, recursively.
         `limit` counts top-level sessions. Orphan subagents (parent not found) count as top level."""
+        groups = self.groups(runtimes=runtimes, directory=directory, include_subagents=include_subagents)
+        if limit is not None:
+            groups = groups[:limit]
+        return [s for g in groups for s in g]
+
+    def groups(self, *, runtimes: Sequence[str] | None = None, directory: str | None = None,
+               include_subagents: bool = False) -> list[list[Session]]:
+        """`ordered` as one group per top-level session (the session, then its subagents when asked for):
+        the unit a page counts."""
         pool = [s for s in self.sessions if not runtimes or s.runtime in runtimes]
         by_key = {(s.runtime, s.id): s for s in pool}
         children: dict[tuple[str, str], list[Session]] = {}
@@ -72,11 +81,8 @@ class Listing:
         if directory is not None:
             tops = [s for s in tops if cwd_within(s.cwd, directory)]
         tops.sort(key=lambda s: (s.sort_time, s.id), reverse=True)
-        if limit is not None:
-            tops = tops[:limit]
-        out: list[Session] = []
 
-        def emit(s: Session, seen: set[tuple[str, str]]) -> None:
+        def emit(s: Session, seen: set[tuple[str, str]], out: list[Session]) -> None:
             key = (s.runtime, s.id)
             if key in seen:  # a cycle in hostile data must not loop forever
                 return
@@ -84,12 +90,16 @@ class Listing:
             out.append(s)
             if include_subagents:
                 for c in sorted(children.get(key, []), key=lambda c: (c.started_at or 0.0, c.id)):
-                    emit(c, seen)
+                    emit(c, seen, out)
 
         seen: set[tuple[str, str]] = set()
+        groups: list[list[Session]] = []
         for s in tops:
-            emit(s, seen)
-        return out
+            group: list[Session] = []
+            emit(s, seen, group)
+            if group:
+                groups.append(group)
+        return groups
 
 
 def cwd_within(cwd: str | None, directory: str) -> bool:
@@ -110,36 +120,29 @@ def cwd_within(cwd: str | None, directory: str) -> bool:
 
 
 class ListingCache:
-    """`cache/listing.bin`: {source key: [fingerprint, sessions, error]} in `marshal` form.
+    """The listing's view of the session index (`segue.index`, `cache/index.sqlite`):
+    {source key: [fingerprint, sessions, error]} in memory, loaded once, saved as a delta.
 
-    marshal (stdlib) loads thousands of sessions several times faster than JSON; its format is tied to the
-    Python version, which is part of the cache's version key, and the file lives in Segue's private state
-    directory. Sessions stay Session objects in memory (a long-lived language server reuses them) and are
-    converted only when read from or written to disk.
+    Sessions stay Session objects in memory (a long-lived language server reuses them) and are converted
+    only when read from or written to the index. Only sources read again (or gone) are written back, in one
+    transaction, so a warm listing writes nothing and concurrent processes never lose each other's work.
     """
 
     def __init__(self, state: StateDir | None) -> None:
         self.state = state
         self.entries: dict[str, list[Any]] = {}
-        self.dirty = False
+        self._changed: set[str] = set()
+        self._removed: set[str] = set()
         if state is not None:
-            self._load()
+            self.entries = index.load(state)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._changed or self._removed)
 
     @property
     def path(self) -> Path | None:
-        return self.state.cache / "listing.bin" if self.state else None
-
-    def _load(self) -> None:
-        p = self.path
-        if p is None:
-            return
-        try:
-            with open(p, "rb") as f:
-                data = marshal.loads(f.read())
-        except Exception:  # no cache, or a damaged one: a cold listing rebuilds it
-            return
-        if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("sources"), dict):
-            self.entries = data["sources"]
+        return index.path_of(self.state) if self.state else None
 
     def get(self, src: Source) -> tuple[list[Session], str | None] | None:
         e = self.entries.get(f"{src.runtime}\0{src.path}")
@@ -148,7 +151,8 @@ class ListingCache:
         sessions = e[1]
         if sessions and not isinstance(sessions[0], Session):
             try:
-                sessions = e[1] = [Session.from_cache(d) for d in sessions]
+                sessions = e[1] = [Session.from_cache(marshal.loads(d) if isinstance(d, bytes) else d)
+                                   for d in sessions]
             except Exception:
                 return None
         return sessions, e[2]
@@ -156,42 +160,36 @@ class ListingCache:
     def put(self, src: Source, sessions: list[Session], error: str | None) -> None:
         for s in sessions:
             s.prime()
-        self.entries[f"{src.runtime}\0{src.path}"] = [src.fingerprint, sessions, error]
-        self.dirty = True
+        key = f"{src.runtime}\0{src.path}"
+        self.entries[key] = [src.fingerprint, sessions, error]
+        self._changed.add(key)
+        self._removed.discard(key)
 
     def prune(self, runtimes: Iterable[str], seen: set[str]) -> None:
         scanned = tuple(f"{r}\0" for r in runtimes)
         for k in [k for k in self.entries if k.startswith(scanned) and k not in seen]:
             del self.entries[k]
-            self.dirty = True
+            self._changed.discard(k)
+            self._removed.add(k)
 
     def save(self) -> None:
         if not self.dirty or self.state is None:
             return
-        try:
-            out = {k: [e[0], [x.to_cache() if isinstance(x, Session) else x for x in e[1]], e[2]]
-                   for k, e in self.entries.items()}
-            data = marshal.dumps({"version": _VERSION, "sources": out})
-            cache_dir = self.state.private(self.state.cache)
-            tmp = cache_dir / f".listing.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, cache_dir / "listing.bin")
-            self.dirty = False
-        except (OSError, ValueError):
-            pass  # the cache is an optimisation; a read-only or full disk must not fail a listing
-
-
-_VERSION = (CACHE_VERSION, sys.version_info[0], sys.version_info[1])
+        changed = {k: self.entries[k] for k in self._changed if k in self.entries}
+        if index.save(self.state, changed, self._removed):
+            self._changed.clear()
+            self._removed.clear()
+        # else: kept dirty; the index is an optimisation, a busy or read-only one must not fail a listing
 
 
 PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker processes
 
 
 def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None,
-         cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False) -> Listing:
-    """Read every source of the chosen runtimes, using and refreshing the cache."""
+         cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False,
+         progress: Any = None) -> Listing:
+    """Read every source of the chosen runtimes, using and refreshing the cache. `progress(runtime, sessions
+    read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in _READERS]
     cache = cache if cache is not None else ListingCache(state)
     found: dict[tuple[str, str], Session] = {}
@@ -219,7 +217,17 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+    to_read = {rt: len(v) for rt, v in pending.items()}
+    if progress is not None:
+        for rt in readers:
+            progress(rt, 0, 0, to_read.get(rt, 0))
+    done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
+    done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
     for src, sessions, error in _summarize_all(readers, pending, env, cancelled, parallel):
+        if progress is not None:
+            done_sources[src.runtime] += 1
+            done_sessions[src.runtime] += len(sessions)
+            progress(src.runtime, done_sessions[src.runtime], done_sources[src.runtime], to_read[src.runtime])
         cache.put(src, sessions, error)
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
@@ -236,10 +244,21 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
 
 
 def _summarize(reader: Reader, src: Source) -> tuple[list[Session], str | None]:
+    """One source's sessions as the index stores them: every summary passes `_summarized` first, so the
+    index (and every listing, page and search built on it) holds only what may be shown."""
     try:
-        return reader.summarize(src), None
+        sessions = reader.summarize(src)
     except Exception as e:
         return [], f"{type(e).__name__}: {e}"
+    for s in sessions:
+        _summarized(s)
+    return sessions, None
+
+
+def _summarized(session: Session) -> None:
+    """Make a freshly read summary fit to be stored and shown (runs in the listing's workers too)."""
+    # REDACT-HOOK (issue: redacted listings): redact.redact_summary(session) goes on this line.
+    return None
 
 
 def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cancelled: Any,
@@ -267,7 +286,8 @@ def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
 
     chunks = []
     for runtime, sources in pending.items():
-        per = max(1, -(-len(sources) // workers))
+        # small chunks: progress as they finish, and no worker holds a big share of the results at once
+        per = max(1, min(-(-len(sources) // workers), 64))
         chunks += [(runtime, env, sources[i:i + per]) for i in range(0, len(sources), per)]
     # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
     # it has no other threads, which is what makes fork safe.

@@ -11,6 +11,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from segue import lineage
@@ -21,6 +22,8 @@ from segue.paths import StateDir
 from segue.stores.base import Env
 
 __all__ = ["AmbiguousSession", "Service", "SessionNotFound"]
+
+Progress = Callable[[str, int, int, int], None]
 
 
 class Service:
@@ -37,29 +40,123 @@ class Service:
         # watcher rescans on any change it sees. 0 = always rescan (the CLI runs once anyway).
         self.reuse_within = 0.0
         self.parallel = False  # worker processes for a cold listing: only for single-threaded callers (CLI)
-        self._last: tuple[float, _Listing] | None = None
+        self._last: tuple[float, _Listing, int] | None = None
+        self._views: _View | None = None
+        self._live: tuple[bool, ...] = ()
+        self._version = 0  # of the raw listing of everything in `_last`
+        # progress(runtime, sessions read, sources read, sources to read) while a scan reads sources
+        self.progress: Progress | None = None
 
     # -- listing --------------------------------------------------------------------------------------------
     def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
              fresh: bool = False) -> _Listing:
         """Every session of the chosen runtimes, decorated for this moment (handoffs, lineage, kept facts).
         Sessions are per-call copies: the cached objects are never decorated in place."""
-        with self._lock:
-            now = time.monotonic()
-            if (not fresh and runtimes is None and self._last is not None
-                    and now - self._last[0] < self.reuse_within):
-                raw = self._last[1]
-            else:
-                if self._cache is None:
-                    self._cache = ListingCache(self.state)
-                raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
-                           parallel=self.parallel)
-                if runtimes is None:
-                    self._last = (now, raw)
+        raw = self._raw(runtimes, cancelled, fresh)
         listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
                            locations=raw.locations)
         self._decorate(listing, runtimes)
         return listing
+
+    def _raw(self, runtimes: Sequence[str] | None, cancelled: Callable[[], bool] | None, fresh: bool,
+             progress: Progress | None = None) -> _Listing:
+        last = self._last  # read without the lock: a request never waits for a watcher's rescan
+        if not fresh and runtimes is None and last is not None and time.monotonic() - last[0] < self.reuse_within:
+            return last[1]
+        with self._lock:
+            now = time.monotonic()
+            last = self._last
+            if not fresh and runtimes is None and last is not None and now - last[0] < self.reuse_within:
+                return last[1]
+            if self._cache is None:
+                self._cache = ListingCache(self.state)
+            raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
+                       parallel=self.parallel, progress=progress or self.progress)
+            if runtimes is None:
+                # readers refresh `live` in place on cached sessions (a process exited): that is a change too
+                live = tuple(s.live for s in raw.sessions)
+                if last is not None and _same(last[1], raw) and live == self._live:
+                    raw = last[1]  # nothing changed: keep the object, so views built on it stay valid
+                self._live = live
+                if last is None or raw is not last[1]:
+                    self._version += 1  # never an id(): a freed listing's id can come back
+                self._last = (now, raw, self._version)  # one tuple: readers see a listing with its version
+        return raw
+
+    def refresh(self) -> _Listing:
+        """A fresh raw listing of every runtime (the store watcher's pass), and the decorated view rebuilt
+        from it when it changed, so the next page request finds it ready."""
+        raw = self._raw(None, None, True)
+        with contextlib.suppress(Exception):  # a view is rebuilt on demand when this fails
+            self._view(None)
+        return raw
+
+    # -- pages (the language server: a page costs the page, not the listing) --------------------------------
+    def list_page(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
+                  include_subagents: bool = False, limit: int | None = None, offset: int = 0,
+                  cancelled: Callable[[], bool] | None = None, progress: Progress | None = None
+                  ) -> dict[str, Any]:
+        """`list_sessions` from a memoised, decorated, ordered view: the listing is decorated and ordered
+        once per change (of the stores, handoffs, kept facts), and a request only slices and serialises
+        its page. `limit` and `offset` count top-level sessions (each with its subagents when asked for)."""
+        end = None if limit is None else offset + limit
+        last = self._last
+        if runtimes and (last is None or time.monotonic() - last[0] >= self.reuse_within):
+            # no current listing of everything: read only the runtimes asked for, as `list_sessions` does
+            listing = self.scan(runtimes, cancelled)
+            ordered = listing.groups(runtimes=runtimes, directory=directory, include_subagents=include_subagents)
+            out = [s.to_json() for g in ordered[offset:end] for s in g]
+            skipped = listing.skipped
+        else:
+            view = self._view(cancelled, progress)
+            key = (tuple(sorted(runtimes)) if runtimes else None, directory, include_subagents)
+            ordered = view.orders.get(key)
+            if ordered is None:
+                ordered = view.orders[key] = view.listing.groups(runtimes=runtimes, directory=directory,
+                                                                 include_subagents=include_subagents)
+            out = []
+            for g in ordered[offset:end]:
+                for s in g:
+                    j = view.json.get(id(s))
+                    if j is None:
+                        j = view.json[id(s)] = s.to_json()
+                    out.append(j)
+            skipped = [k for k in view.listing.skipped if not runtimes or k.runtime in runtimes]
+        more = end is not None and end < len(ordered)
+        return {"sessions": out, "skipped": len(skipped), "skipped_reasons": _reasons(skipped),
+                "total": len(ordered), "next_offset": end if more else None}
+
+    def _view(self, cancelled: Callable[[], bool] | None, progress: Progress | None = None) -> _View:
+        raw = self._raw(None, cancelled, False, progress)
+        last = self._last
+        # a watcher's pass may have replaced the listing meanwhile: then this view is built but never reused
+        stamp = (last[2] if last is not None and last[1] is raw else None, self._decoration_stamp())
+        view = self._views
+        if view is not None and stamp[0] is not None and view.stamp == stamp and self.clock() < view.valid_until:
+            return view
+        listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
+                           locations=raw.locations)
+        self._decorate(listing, None)
+        expiries = [time_of(s.handed_off["expires_at"]) for s in listing.sessions if s.handed_off]
+        valid = min([self.clock() + VIEW_MAX_AGE, *[t for t in expiries if t is not None]])
+        view = self._views = _View(stamp, listing, valid)
+        return view
+
+    def _decoration_stamp(self) -> tuple[Any, ...]:
+        """What decoration reads besides the sessions: the token registry and the kept facts."""
+        from segue.kept import _dir as kept_dir
+
+        paths = [self.state.tokens_file, kept_dir(self.state), kept_dir(self.state) / "index.json"]
+        with contextlib.suppress(OSError):
+            paths += sorted(Path(e.path) for e in os.scandir(kept_dir(self.state)) if e.is_dir())
+        out: list[Any] = []
+        for p in paths:
+            try:
+                st = os.stat(p)
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
     def _decorate(self, listing: _Listing, runtimes: Sequence[str] | None) -> None:
         from segue.kept import kept_sessions
@@ -97,8 +194,7 @@ class Service:
         sessions = listing.ordered(runtimes=runtimes, directory=directory,
                                    include_subagents=include_subagents, limit=limit)
         return {"sessions": [s.to_json() for s in sessions], "skipped": len(listing.skipped),
-                "skipped_reasons": [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}"
-                                    for k in listing.skipped]}
+                "skipped_reasons": _reasons(listing.skipped)}
 
     def find(self, ref: str, cancelled: Callable[[], bool] | None = None, everything: bool = False
              ) -> tuple[Session, _Listing]:
@@ -238,6 +334,38 @@ class Service:
     def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
         session, listing = self.find(ref, cancelled, everything=True)
         return lineage.chain(listing.sessions, session)
+
+
+VIEW_MAX_AGE = 30.0  # seconds a decorated view is reused at most (OpenCode branches come from `.git/HEAD`)
+
+
+class _View:
+    """A decorated listing and its orderings per filter, with the JSON of every session already served."""
+
+    def __init__(self, stamp: tuple[Any, ...], listing: _Listing, valid_until: float) -> None:
+        self.stamp = stamp
+        self.listing = listing
+        self.valid_until = valid_until
+        self.orders: dict[tuple[Any, ...], list[list[Session]]] = {}
+        self.json: dict[int, dict[str, Any]] = {}
+
+
+def _same(a: _Listing, b: _Listing) -> bool:
+    """Two raw listings of the same sessions (the cache hands back the very same objects when no source
+    changed) and the same skipped sources."""
+    return (len(a.sessions) == len(b.sessions) and all(x is y for x, y in zip(a.sessions, b.sessions, strict=True))
+            and [(k.runtime, k.path, k.reason) for k in a.skipped] == [(k.runtime, k.path, k.reason)
+                                                                       for k in b.skipped])
+
+
+def _reasons(skipped: Sequence[Any]) -> list[str]:
+    return [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}" for k in skipped]
+
+
+def time_of(text: str | None) -> float | None:
+    from segue.model import parse_time
+
+    return parse_time(text)
 
 
 def git_branch(cwd: str) -> str | None:

@@ -5,8 +5,11 @@ omitted, null for unknown). Params are validated strictly: wrong types, unknown 
 -32602 with a message naming the field.
 
 Methods (client -> server):
-  segue/listSessions {runtime?: str | str[], dir?: str, include_subagents?: bool, limit?: int}
-      -> {sessions: Session[], skipped: int, skipped_reasons: str[]}  (sessions as `segue list --json`)
+  segue/listSessions {runtime?: str | str[], dir?: str, include_subagents?: bool, limit?: int, offset?: int}
+      -> {sessions: Session[], skipped: int, skipped_reasons: str[], total: int, next_offset: int | null}
+      (sessions as `segue list --json`). A page: `limit` and `offset` count top-level sessions (each followed
+      by its subagents with include_subagents); `total` is how many top-level sessions match the filters,
+      `next_offset` the offset of the next page (null on the last one). No params: every session, as before.
   segue/brief        {ref: str} -> {uri: "segue-brief:/RUNTIME/ID.md", markdown: str, facts: {...}}
   segue/planResume   {ref: str, runtime?: str, new?: bool, cwd?: str} -> the plan of `segue resume --dry-run`
   segue/emitToken    {ref: str, from: str} -> {token, expires_at, brief_path, session}
@@ -77,6 +80,7 @@ class ListSessionsParams:
     dir: str | None = None
     include_subagents: bool = False
     limit: int | None = None
+    offset: int = 0
 
 
 @attrs.define
@@ -178,6 +182,8 @@ def _check_values(p: Any) -> None:
                 raise InvalidParams(f"invalid value @ params.runtime: {r!r} is not one of {', '.join(RUNTIMES)}")
         if p.limit is not None and p.limit <= 0:
             raise InvalidParams("invalid value @ params.limit: must be a positive integer")
+        if p.offset < 0:
+            raise InvalidParams("invalid value @ params.offset: must be a non-negative integer")
     if isinstance(p, PlanResumeParams) and p.runtime is not None and p.runtime not in RUNTIMES:
         raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
     if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:

@@ -9,6 +9,8 @@ unparsable bodies, -32600 for a bad envelope, -32602 when a standard method's pa
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 from typing import Any
 
@@ -17,8 +19,15 @@ import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+try:
+    from orjson import dumps as _fast_dumps
+except ImportError:  # pragma: no cover - the bundled server may ship without it; json.dumps is the reference
+    _fast_dumps = None
 
 log = logging.getLogger("segue.lsp")
+_WRITES: set[Any] = set()  # pending asynchronous writes, kept referenced until done
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -49,6 +58,33 @@ class SegueProtocol(LanguageServerProtocol):
         if method in REQUESTS:
             return RequestEnvelope
         return super().get_message_type(method)
+
+    def _send_data(self, data: Any) -> None:
+        # A large plain-JSON result (a whole listing: megabytes) is encoded by orjson when it is installed;
+        # anything orjson refuses (a lone surrogate, a huge int, an attrs object) takes pygls' own path.
+        if (_fast_dumps is not None and type(data) is JsonRPCResponseMessage and type(data.result) is dict
+                and self.writer is not None and self._include_headers):
+            try:
+                body = _fast_dumps({"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result})
+            except TypeError:
+                body = None
+            if body is not None:
+                head = (f"Content-Length: {len(body)}\r\n"
+                        f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n").encode("ascii")
+                res = self.writer.write(head + body)
+                if inspect.isawaitable(res):
+                    task = asyncio.ensure_future(res)
+                    _WRITES.add(task)
+                    task.add_done_callback(_WRITES.discard)
+                return
+        super()._send_data(data)
+
+    def _serialize_message(self, data: Any) -> Any:
+        # Segue's own results are plain JSON already: json.dumps writes them as they are instead of cattrs
+        # walking every value of a multi-megabyte listing first (a nested attrs object still comes back here)
+        if type(data) is JsonRPCResponseMessage and type(data.result) is dict:
+            return {"id": data.id, "jsonrpc": data.jsonrpc, "result": data.result}
+        return super()._serialize_message(data)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         # json.loads calls this for every object, nested ones included: keep them all plain and structure only

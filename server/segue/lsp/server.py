@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -155,14 +156,25 @@ class _Progress:
 def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[[], bool],
                   progress: _Progress | None) -> dict[str, Any]:
     svc = ls.svc()
-    if progress:  # warm the cache one runtime at a time so the client sees where the time goes
-        runtimes = p.runtime or list(RUNTIMES)
+    report = None
+    read: list[str] = []
+    runtimes = [r for r in RUNTIMES if not p.runtime or r in p.runtime]
+    if progress:  # a scan says how far it is: runtime by runtime, sessions read
+        def report(runtime: str, sessions: int, done: int, total: int) -> None:
+            read.append(runtime)
+            if runtime in runtimes and (done == total or done % 50 == 0):
+                i = runtimes.index(runtime)
+                share = (i + (done / total if total else 1.0)) / len(runtimes)
+                progress.report(f"reading {runtime} sessions: {sessions} read, {done}/{total} sources",
+                                int(100 * share))
+    # pages come from the service's decorated view, kept current by the store watcher
+    out = svc.list_page(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
+                        limit=p.limit, offset=p.offset, cancelled=cancelled, progress=report)
+    if progress and not read:  # nothing had to be read: say what the index holds, runtime by runtime
+        counts = Counter(s["runtime"] for s in out["sessions"])
         for i, rt in enumerate(runtimes):
-            progress.report(f"reading {rt} sessions", 100 * i // len(runtimes))
-            svc.scan([rt], cancelled)
-        progress.report("listing", 100)
-    return svc.list_sessions(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
-                             limit=p.limit, cancelled=cancelled)
+            progress.report(f"{rt}: {counts.get(rt, 0)} sessions listed", 100 * (i + 1) // len(runtimes))
+    return out
 
 
 @request(P.BRIEF, P.RefParams)

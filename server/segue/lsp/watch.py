@@ -4,7 +4,9 @@ Polling, not inotify: stdlib only and the same on every platform. Each tick stat
 every store root, every directory between a root and a source (a new session appears as a new entry, which
 changes its directory's mtime, and a new day or project directory changes its parent's) and the most
 recently active sources themselves (new activity in a live session). A change triggers a debounced rescan
-through the service's warm cache; a notification goes out only when the sessions actually differ.
+through the service's warm cache; a notification goes out only when the sessions actually differ. A full
+pass over every source runs every `FULL_EVERY` seconds or more (paced to the home's size) for what no
+watched path shows, and keeps the service's listing current, so requests answer from memory.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 
 from segue.listing import Listing
@@ -21,6 +24,7 @@ log = logging.getLogger("segue.lsp.watch")
 MAX_WATCHED = 6000
 RECENT_FILES = 64
 SETTLE = 0.3  # seconds to let a burst of writes finish before rescanning
+FULL_EVERY = 10.0  # seconds between full passes over every source (at least; slower on big homes)
 
 
 class Watcher:
@@ -33,6 +37,13 @@ class Watcher:
         self._paths: list[str] = []
         self._snapshot: dict[tuple[str, str], float | None] = {}
         self.ticks = 0  # for tests and logs: how many times the stores were looked at
+        self.full_every = FULL_EVERY
+
+    def _pace(self, took: float) -> None:
+        """A full pass costs at most ~5 % of a core; the service reuses a listing until well after the next
+        pass is due, so a request never pays for a scan while the watcher runs."""
+        self.full_every = max(FULL_EVERY, 20 * took)
+        self.service.reuse_within = max(self.service.reuse_within, 3 * self.full_every)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="segue-watch", daemon=True)
@@ -43,21 +54,35 @@ class Watcher:
 
     def _run(self) -> None:
         try:
-            listing = self.service.scan(fresh=True)  # also warms the cache for the first request
+            started = time.monotonic()
+            listing = self.service.refresh()  # also warms the cache for the first request
+            self._pace(time.monotonic() - started)
         except Exception:
             log.exception("initial scan failed; not watching")
             return
         self._remember(listing)
         sig = self._signature()
+        last_full = time.monotonic()
         while not self._stop.wait(self.interval):
             try:
                 self.ticks += 1
                 if self._signature() == sig:
+                    if time.monotonic() - last_full < self.full_every:
+                        continue
+                    # the periodic full pass: catches what the watched paths cannot show (an old session
+                    # appended to in place) and keeps the service's listing fresh, so requests never scan
+                    started = time.monotonic()
+                    changed = self._remember(self.service.refresh())
+                    last_full = time.monotonic()
+                    self._pace(last_full - started)
+                    if changed and not self._stop.is_set():
+                        self.notify(sorted(changed))
                     continue
                 self._stop.wait(min(SETTLE, self.interval))
                 before = list(self._paths)
                 sig = self._signature()  # taken before the scan: a write during the scan shows up next tick
-                changed = self._remember(self.service.scan(fresh=True))
+                changed = self._remember(self.service.refresh())
+                last_full = time.monotonic()
                 if self._paths != before:
                     sig = self._signature()
                 if changed and not self._stop.is_set():

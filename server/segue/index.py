@@ -1,0 +1,208 @@
+"""The session index: every source's fingerprint and the (redacted) summaries read from it, in SQLite.
+
+`cache/index.sqlite` in Segue's private state directory, shared by every Segue process (CLI runs and the
+language server) of the same user:
+
+- WAL mode: readers never wait for a writer, and a writer never waits for readers.
+- One writer at a time: each update is one `BEGIN IMMEDIATE` transaction (SQLite's own write lock, waited
+  for up to `BUSY_MS`); a process that cannot get it in time keeps its results in memory and skips saving
+  (the index is an optimisation, never a precondition).
+- A crash mid-update leaves the last committed state (SQLite's journal rolls the rest back). A file that is
+  not a database, a damaged one, or one written by another schema is never trusted: it is rebuilt.
+- Connections live only for a load or a save, so no connection crosses a fork into the listing's workers.
+
+Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, including tables other
+modules added, see below):
+  meta(key PRIMARY KEY, value)                      schema version and the Python version (marshal format)
+  sources(key PRIMARY KEY, runtime, path, fingerprint BLOB, error)
+  sessions(rowid INTEGER PRIMARY KEY, source_key, runtime, id, sort_time, parent_id, cwd, data BLOB)
+      one row per session a source yielded; `data` is `Session.to_cache()` in marshal form; `rowid` is stable
+      while the session's source is unchanged (rows are replaced only when their source changed).
+Room for full-text search (issue 17): a search module may add its own tables to this file (for example an
+FTS5 table whose rowid is `sessions.rowid`, and a table of how far each source was indexed), guarded by its
+own `meta` key (e.g. `fts_version`). Because a source's rows are deleted and re-inserted when it changes,
+such a module hooks `on_replace` (called inside the same transaction with the source keys being replaced or
+pruned) to drop their text rows atomically with the summaries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from segue.model import Session
+from segue.paths import StateDir
+
+SCHEMA = 1
+VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
+BUSY_MS = 2000
+FILE = "index.sqlite"
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sources(key TEXT PRIMARY KEY, runtime TEXT NOT NULL, path TEXT NOT NULL,"
+    " fingerprint BLOB NOT NULL, error TEXT)",
+    "CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, source_key TEXT NOT NULL,"
+    " runtime TEXT NOT NULL, id TEXT NOT NULL, sort_time REAL, parent_id TEXT, cwd TEXT, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_source ON sessions(source_key)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions(runtime, sort_time)",
+)
+
+# Hooks of modules that keep their own tables in the index (full-text search): called inside the write
+# transaction with the connection and the source keys whose sessions are about to be replaced or dropped.
+on_replace: list[Callable[[sqlite3.Connection, list[str]], None]] = []
+
+
+class IndexUnavailable(Exception):
+    """The index could not be opened or written; the caller carries on without it."""
+
+
+def path_of(state: StateDir) -> Path:
+    return state.cache / FILE
+
+
+def connect(state: StateDir, create: bool = True) -> sqlite3.Connection:
+    """A connection to a current, valid index (rebuilt when it is damaged or of another version)."""
+    cache_dir = state.private(state.cache) if create else state.cache
+    p = cache_dir / FILE
+    if not create and not p.exists():
+        raise IndexUnavailable("no index yet")
+    for attempt in range(2):
+        try:
+            if create and not p.exists():
+                # created private before SQLite opens it (0600; its -wal/-shm follow the main file's mode)
+                fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+                os.close(fd)
+            conn = sqlite3.connect(p, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+            try:
+                _prepare(conn)
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        except sqlite3.DatabaseError as e:  # not a database, damaged: start again from the stores
+            if attempt or not create or (isinstance(e, sqlite3.OperationalError) and "locked" in str(e)):
+                raise IndexUnavailable(str(e)) from e
+            _discard(p)
+        except OSError as e:
+            raise IndexUnavailable(str(e)) from e
+    raise IndexUnavailable("unreachable")
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable up to the last checkpoint, never corrupt
+    version = None
+    with contextlib.suppress(sqlite3.OperationalError):  # no meta table yet
+        row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        version = row[0] if row else None
+    if version == VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = None
+        with contextlib.suppress(sqlite3.OperationalError):
+            row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
+        if not row or row[0] != VERSION:  # another process may have rebuilt it while we waited
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                        "AND name NOT LIKE 'sqlite_%'").fetchall():
+                with contextlib.suppress(sqlite3.OperationalError):  # FTS shadow tables go with their parent
+                    conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+            for sql in _TABLES:
+                conn.execute(sql)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _discard(p: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.unlink(f"{p}{suffix}")
+
+
+def load(state: StateDir) -> dict[str, list[Any]]:
+    """{source key: [fingerprint, [session cache dicts], error]} of every indexed source."""
+    try:
+        conn = connect(state, create=False)
+    except IndexUnavailable:
+        return {}
+    try:
+        entries: dict[str, list[Any]] = {}
+        conn.execute("BEGIN")  # one snapshot: sources and sessions of the same commit
+        for key, fp, error in conn.execute("SELECT key, fingerprint, error FROM sources"):
+            entries[key] = [marshal.loads(fp), [], error]
+        for key, data in conn.execute("SELECT source_key, data FROM sessions ORDER BY rowid"):
+            e = entries.get(key)
+            if e is not None:
+                e[1].append(data)
+        conn.execute("COMMIT")
+        return entries
+    except sqlite3.OperationalError:
+        return {}  # busy or unreadable now: this run reads the stores
+    except (sqlite3.DatabaseError, ValueError, EOFError, TypeError):
+        _discard(path_of(state))  # damaged: never trusted, rebuilt by this run's save
+        return {}
+    finally:
+        conn.close()
+
+
+def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
+    """Replace the changed sources' rows and drop the removed ones, in one transaction. False when the index
+    could not be written (locked by a slow writer, read-only disk): the caller keeps its results in memory."""
+    removed = list(removed)
+    if not changed and not removed:
+        return True
+    for attempt in range(2):
+        try:
+            _write(connect(state), changed, removed)
+            return True
+        except IndexUnavailable:
+            return False
+        except sqlite3.OperationalError:  # locked by another writer too long, disk full: skip this save
+            return False
+        except sqlite3.DatabaseError:  # damaged past what opening it showed: rebuild from the stores
+            if attempt:
+                return False
+            _discard(path_of(state))
+    return False
+
+
+def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: list[str]) -> None:
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        keys = list(changed) + removed
+        for hook in on_replace:
+            hook(conn, keys)
+        conn.executemany("DELETE FROM sessions WHERE source_key=?", ((k,) for k in keys))
+        conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
+        rows = []
+        srcs = []
+        for key, (fp, sessions, error) in changed.items():
+            runtime, _, path = key.partition("\0")
+            srcs.append((key, runtime, path, marshal.dumps(fp), error))
+            for s in sessions:
+                d = s.to_cache() if isinstance(s, Session) else s
+                rows.append((key, d["runtime"], d["id"], d.get("updated_at") or d.get("started_at"),
+                             d.get("parent_id"), d.get("cwd"), marshal.dumps(d)))
+        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?)", srcs)
+        conn.executemany("INSERT INTO sessions(source_key, runtime, id, sort_time, parent_id, cwd, data) "
+                         "VALUES(?,?,?,?,?,?,?)", rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    finally:
+        conn.close()

@@ -1,0 +1,176 @@
+"""The session index survives concurrent processes, a writer killed mid-update, damage and a version change."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue import index
+from segue.model import Session
+from segue.paths import StateDir
+
+CTX = multiprocessing.get_context("fork")
+
+
+def _entry(tag: str, n: int) -> list[Any]:
+    sessions = [Session(runtime="claude", id=f"{tag}-{i}", store_path=f"/s/{tag}", first_request=f"ask {tag} {i}",
+                        updated_at=1000.0 + i) for i in range(n)]
+    return [((n, int(tag.split("-")[-1]) if tag[-1].isdigit() else 0),), sessions, None]
+
+
+def _check_consistent(entries: dict[str, list[Any]]) -> None:
+    """Every source's sessions are all there: a reader never sees half of a save."""
+    for key, (fp, sessions, _) in entries.items():
+        assert len(sessions) == fp[0][0], f"{key}: {len(sessions)} sessions for a source that has {fp[0][0]}"
+
+
+def _writer(home: str, who: int, rounds: int, failures: Any) -> None:
+    state = StateDir(Path(home))
+    try:
+        for r in range(rounds):
+            changed = {f"claude\0/w{who}/src{k}": _entry(f"w{who}-{r}", 5 + (r + k) % 7) for k in range(20)}
+            removed = [f"claude\0/w{who}/gone{r - 1}"] if r else []
+            changed[f"claude\0/w{who}/gone{r}"] = _entry(f"g{who}-{r}", 3)
+            while not index.save(state, changed, removed):  # a busy index: try again (tests want every save)
+                time.sleep(0.01)
+            _check_consistent(index.load(state))
+    except Exception as e:  # reported to the parent: an assertion in a child is otherwise invisible
+        failures.put(f"writer {who}: {type(e).__name__}: {e}")
+
+
+def _reader(home: str, until: float, failures: Any) -> None:
+    state = StateDir(Path(home))
+    try:
+        while time.time() < until:
+            _check_consistent(index.load(state))
+    except Exception as e:
+        failures.put(f"reader: {type(e).__name__}: {e}")
+
+
+@pytest.mark.slow
+def test_concurrent_writer_and_reader_processes_never_lose_or_tear_a_save(tmp_path: Path) -> None:
+    home = str(tmp_path / "state")
+    failures = CTX.Queue()
+    rounds = 15
+    procs = [CTX.Process(target=_writer, args=(home, w, rounds, failures)) for w in range(4)]
+    procs += [CTX.Process(target=_reader, args=(home, time.time() + 4, failures)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    errors = []
+    while not failures.empty():
+        errors.append(failures.get())
+    assert errors == []
+    entries = index.load(StateDir(Path(home)))
+    _check_consistent(entries)
+    # each writer's last round is what is indexed, and each only removed its own previous "gone" source
+    for w in range(4):
+        for k in range(20):
+            _, sessions, _ = entries[f"claude\0/w{w}/src{k}"]
+            assert sessions and all(f"w{w}-{rounds - 1}".encode() in d for d in sessions)
+        assert f"claude\0/w{w}/gone{rounds - 1}" in entries
+        assert f"claude\0/w{w}/gone{rounds - 2}" not in entries
+
+
+def _crashing_writer(home: str, ready: str) -> None:
+    state = StateDir(Path(home))
+
+    def stall(conn: sqlite3.Connection, keys: list[str]) -> None:
+        # half the update is done inside the transaction: the old rows deleted, the new ones not written
+        conn.execute("DELETE FROM sessions")
+        conn.execute("DELETE FROM sources")
+        Path(ready).write_text("x")
+        time.sleep(60)
+
+    index.on_replace.append(stall)
+    index.save(state, {"claude\0/new": _entry("new", 4)}, ["claude\0/a"])
+
+
+def test_a_writer_killed_mid_update_leaves_the_last_committed_index(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    assert index.save(state, {"claude\0/a": _entry("a", 3), "claude\0/b": _entry("b", 2)}, [])
+    ready = tmp_path / "ready"
+    p = CTX.Process(target=_crashing_writer, args=(str(state.root), str(ready)))
+    p.start()
+    deadline = time.time() + 30
+    while not ready.exists() and time.time() < deadline:
+        time.sleep(0.01)
+    assert ready.exists(), "the writer never reached the middle of its update"
+    os.kill(p.pid or 0, signal.SIGKILL)
+    p.join(10)
+    assert p.exitcode == -signal.SIGKILL
+    entries = index.load(state)  # neither torn nor lost: exactly what was committed before
+    assert sorted(entries) == ["claude\0/a", "claude\0/b"]
+    _check_consistent(entries)
+    # and the index still takes writes
+    assert index.save(state, {"claude\0/c": _entry("c", 1)}, ["claude\0/a"])
+    assert sorted(index.load(state)) == ["claude\0/b", "claude\0/c"]
+
+
+def test_a_writer_killed_at_random_moments_never_leaves_a_torn_index(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    big = {f"claude\0/s{k}": _entry(f"s-{k}", 1 + k % 9) for k in range(400)}
+    assert index.save(state, big, [])
+    for delay in (0.005, 0.02, 0.05, 0.1, 0.2):
+        p = CTX.Process(target=index.save, args=(state, {k: _entry(f"t-{i}", 1 + i % 5) for i, k in
+                                                         enumerate(big)}, []))
+        p.start()
+        time.sleep(delay)
+        if p.pid:
+            os.kill(p.pid, signal.SIGKILL)
+        p.join(10)
+        entries = index.load(state)
+        assert len(entries) == 400
+        _check_consistent(entries)
+
+
+def test_a_version_change_rebuilds_the_index_with_every_table(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    state = StateDir(tmp_path / "state")
+    assert index.save(state, {"claude\0/a": _entry("a", 3)}, [])
+    with sqlite3.connect(index.path_of(state)) as db:  # a table another module added (search)
+        db.execute("CREATE TABLE extra(x)")
+    assert len(index.load(state)["claude\0/a"][1]) == 3
+    monkeypatch.setattr(index, "VERSION", index.VERSION + "-next")
+    assert index.load(state) == {}  # never trusted
+    with sqlite3.connect(index.path_of(state)) as db:
+        tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.VERSION
+        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+    assert tables == {"meta", "sources", "sessions"}
+    assert index.save(state, {"claude\0/b": _entry("b", 1)}, [])
+    assert sorted(index.load(state)) == ["claude\0/b"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_index_is_discarded_and_rebuilt(tmp_path: Path, damage: str) -> None:
+    state = StateDir(tmp_path / "state")
+    assert index.save(state, {f"claude\0/s{k}": _entry(f"s-{k}", 3) for k in range(300)}, [])
+    p = index.path_of(state)
+    for side in ("-wal", "-shm"):
+        Path(f"{p}{side}").unlink(missing_ok=True)
+    if damage == "garbage":
+        p.write_bytes(b"not a database at all" * 100)
+    else:
+        data = p.read_bytes()
+        p.write_bytes(data[: len(data) // 2] + b"\xff" * 4096)
+    loaded = index.load(state)
+    _check_consistent(loaded)  # either nothing or whole sources, never a crash
+    assert index.save(state, {"claude\0/new": _entry("new", 2)}, [])
+    assert "claude\0/new" in index.load(state)
+
+
+def test_the_index_is_private(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "state")
+    assert index.save(state, {"claude\0/a": _entry("a", 1)}, [])
+    assert os.stat(state.cache).st_mode & 0o777 == 0o700
+    assert os.stat(index.path_of(state)).st_mode & 0o777 == 0o600
