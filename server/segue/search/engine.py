@@ -16,12 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from segue.listing import Cancelled as ListingCancelled
 from segue.listing import cwd_within, reader_for
 from segue.model import RUNTIMES, ReadStats, Session, iso
 from segue.quote import mark_invisible
 from segue.search import query as Q
-from segue.search.index import Cancelled, RefreshStats, SearchIndex
+from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
 JSON_START, JSON_END = "«", "»"
@@ -117,10 +116,7 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             if not force and idx.sources_match(sources):  # another process caught up while we waited
                 st.checked_at = time.monotonic()
                 return None
-            try:
-                listing = svc.raw_listing(cancelled=cancelled)
-            except ListingCancelled:
-                raise Cancelled() from None
+            listing = svc.raw_listing(cancelled=cancelled)
             redactor = svc.redactor()
 
             def redact(text: str, cap: int) -> str:
@@ -209,6 +205,7 @@ def _shown(text: str | None, redactor: Any) -> str | None:
 def _snippet(raw: str, kind: str, code: int | None, redactor: Any) -> str:
     """Redacted again (this process may know secrets the indexing one did not), one line, invisible characters
     shown. Should the second pass find anything, the marks go: no mark may split a redaction."""
+    raw = raw.replace(HIDDEN, SHOWN)
     plain = raw.replace(MARK_START, "").replace(MARK_END, "")
     red, n = redactor.redact(plain)
     text = raw if n == 0 else red

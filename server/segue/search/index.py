@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -39,10 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from segue import __version__
+from segue.listing import Cancelled
 from segue.model import ReadStats, Session, Step
 from segue.quote import clean
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid range
@@ -70,10 +72,6 @@ INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 
 class SearchUnavailable(Exception):
     """This Python's SQLite has no FTS5 (full-text search)."""
-
-
-class Cancelled(Exception):
-    """The caller gave up."""
 
 
 def check_fts5() -> None:
@@ -124,6 +122,8 @@ class SearchIndex:
         self.path = cache_dir / FILE_NAME
         self.notice = notice or (lambda _msg: None)
         self._con: sqlite3.Connection | None = None
+        self._thread_lock = threading.RLock()
+        self._held = 0
 
     # -- opening ------------------------------------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
@@ -188,7 +188,25 @@ class SearchIndex:
 
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
-        """One writer at a time across processes (readers are never blocked: WAL)."""
+        """One writer at a time across processes (readers are never blocked: WAL). Re-entrant in a thread (a
+        second flock on a new descriptor would wait for ourselves)."""
+        with self._thread_lock:
+            if self._held:
+                self._held += 1
+                try:
+                    yield
+                finally:
+                    self._held -= 1
+                return
+            self._held = 1
+            try:
+                with self._flock():
+                    yield
+            finally:
+                self._held = 0
+
+    @contextlib.contextmanager
+    def _flock(self) -> Iterator[None]:
         fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             try:
@@ -392,7 +410,23 @@ def _key(s: Session, shared_store: bool) -> str:
             stamp = (st.st_size, st.st_mtime_ns)
         except OSError:
             stamp = None
-    return repr((stamp, s.updated_at, s.title, s.parent_id, s.cwd, s.first_request is not None))
+    # hashed: the title is session text, and the index holds only redacted text
+    raw = repr((stamp, s.updated_at, s.title, s.parent_id, s.cwd, s.first_request is not None))
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+# A redaction marker is stored as one character that is no word: otherwise "password" would find every
+# `[REDACTED:password-prose]`. Snippets show it as `[REDACTED]`.
+HIDDEN = "\u2591"
+SHOWN = "[REDACTED]"
+
+
+def hide_markers(text: str) -> str:
+    if "[REDACTED:" not in text:
+        return text
+    from segue.redact import MARKER_RE
+
+    return MARKER_RE.sub(HIDDEN, text)
 
 
 def safe_text(text: str) -> str:
@@ -422,7 +456,7 @@ def _doc(step: Step, redact: Callable[[str, int], str]) -> tuple[str, str, int |
         return None
     if not text or not text.strip():
         return None
-    red = redact(safe_text(clean(text)), CAPS[kind])
+    red = hide_markers(redact(safe_text(clean(text)), CAPS[kind]))
     if not red.strip():
         return None
     return red, kind, step.exit_code if kind == "command" else None

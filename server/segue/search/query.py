@@ -98,3 +98,24 @@ def parse_where(values: list[str] | None) -> tuple[str, ...] | None:
             if key not in out:
                 out.append(key)
     return tuple(out)
+
+
+_RELATIVE_RE = re.compile(r"(\d{1,6})\s*([smhdw])")
+_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(value: str | None, now: float) -> float | None:
+    """`--since`: an ISO 8601 date or time (UTC unless it says otherwise), or an age such as 90m, 12h, 7d, 2w."""
+    if value is None:
+        return None
+    from segue.model import parse_time
+
+    v = value.strip().lower()
+    m = _RELATIVE_RE.fullmatch(v)
+    if m:
+        return now - int(m.group(1)) * _UNIT[m.group(2)]
+    t = parse_time(value.strip()) if value.strip() and not value.strip().isdigit() else None
+    if t is None:
+        raise QueryError(f"--since {value!r}: give a date such as 2026-11-30, a time such as 2026-11-30T14:00Z, "
+                         "or an age such as 12h or 7d")
+    return t
