@@ -24,6 +24,7 @@ _TERM_RE = re.compile(r'"([^"]*)"?|([^\s"]+)')
 # Code points that cannot be part of a word: C0/C1 controls, lone surrogates (invalid UTF-8 in argv arrives as
 # surrogate escapes), and the replacement character.
 _JUNK_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffd]")
+_JUNK_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 class QueryError(ValueError):
@@ -64,7 +65,10 @@ def parse(text: str) -> Query:
     if len(text) > MAX_QUERY:
         raise QueryError(f"the query is {len(text)} characters long; at most {MAX_QUERY} are searched "
                          "(search for a phrase from the session, not the whole text)")
-    cleaned = _JUNK_RE.sub(" ", text)
+    from segue.quote import clean
+
+    # the indexed text went through clean() (no terminal escapes or control characters): so does the query
+    cleaned = _JUNK_RE.sub(" ", clean(_JUNK_SURROGATE_RE.sub(" ", text)))
     terms: list[Term] = []
     for m in _TERM_RE.finditer(cleaned):
         quoted, word = m.group(1), m.group(2)
