@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{build['build_s'] / floor['seconds']:.2f}x the floor (target <= 1.5x); {build['sessions']} sessions, "
               f"{build['steps']} steps indexed; max RSS {build['max_rss_mb']:.0f} MB (target <= 100 MB)")
         size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
-        print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts (target <= 25 %)")
+        print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "
+              "(target <= 25 %)")
         env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
                    PYTHONPYCACHEPREFIX=str(PYCACHE))
         for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
