@@ -108,6 +108,7 @@ PYCACHE = Path(tempfile.gettempdir()) / "segue-bench-pycache"  # bytecode outsid
 
 def child(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     e = dict(os.environ if env is None else env, PYTHONPATH=str(REPO / "server"), PYTHONPYCACHEPREFIX=str(PYCACHE))
+    e.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed Segue has its bytecode; so does the bench's copy
     p = subprocess.run([sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
               "(target <= 25 %)")
         env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
                    PYTHONPYCACHEPREFIX=str(PYCACHE))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
             del env[k]
         for q in QUERIES:

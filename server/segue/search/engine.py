@@ -181,7 +181,7 @@ def search(svc: Any, text: str, runtimes: Sequence[str] | None = None, directory
 
         hits.sort(key=rank)
         shown = hits if limit is None else hits[:limit]
-        redactor = svc.redactor()
+        redactor = svc.redactor() if shown else None  # building one compiles every rule: only when needed
         results = []
         for h in shown:
             snip = st.index.snippet(match, h.rowid)
