@@ -293,3 +293,27 @@ def test_a_step_a_reader_cannot_finish_keeps_what_was_read(tmp_path: Path) -> No
         st = idx.refresh([s], steps, lambda t, cap: t[:cap], {})
     assert st.steps_written == 2
     assert [h.id for h in idx.hits('"alpha"')] == ["x"] and not idx.hits('"grep"')
+
+
+def test_a_session_that_fails_midway_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    state = StateDir(tmp_path / "s")
+    idx = SearchIndex(state.private(state.cache))
+    from segue.model import Session
+
+    s = Session(runtime="codex", id="y", store_path=str(tmp_path / "none"), updated_at=1.0)
+
+    def broken(_s: Any, _st: Any) -> Any:
+        yield Step(kind="request", text="gamma ray")
+        raise RuntimeError("disk on fire")
+
+    with idx.write_lock(), pytest.raises(RuntimeError):
+        idx.refresh([s], broken, lambda t, cap: t, {})
+    assert not idx.hits('"gamma"')  # the half-read session left nothing behind
+
+    def good(_s: Any, _st: Any) -> Any:
+        yield Step(kind="request", text="gamma ray")
+
+    with idx.write_lock():
+        idx.refresh([s], good, lambda t, cap: t, {})
+    con = idx.connection()
+    assert con.execute("SELECT count(*) FROM docs").fetchone()[0] == 1

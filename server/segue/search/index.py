@@ -277,7 +277,14 @@ class SearchIndex:
                     raise Cancelled()
                 if progress is not None:
                     progress(n, len(todo))
-                self._index_session(con, s, key, steps_of, redact, stats)
+                con.execute("SAVEPOINT one")  # a session is written whole or not at all
+                try:
+                    self._index_session(con, s, key, steps_of, redact, stats)
+                except BaseException:
+                    con.execute("ROLLBACK TO one")
+                    raise
+                finally:
+                    con.execute("RELEASE one")
                 stats.indexed += 1
                 if time.monotonic() - last_commit > COMMIT_EVERY:
                     con.execute("COMMIT")
@@ -326,7 +333,8 @@ class SearchIndex:
                         stats.steps_kept += 1
                         continue
                     diverged = True
-                    con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + i, _last(sid)))
+                    if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
+                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + i, _last(sid)))
                 doc = _doc(step, redact)
                 if doc is not None:
                     rows.append((base + i, *doc))
