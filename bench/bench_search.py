@@ -138,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         for p in (state / "cache").glob("search.sqlite*"):
             p.unlink()
         build = child(_BUILD, str(state), str(home))
+        again = child(_FLOOR, str(corpus / "files.txt"))  # the page cache is warm now: the fair floor
+        print(f"floor again, page cache warm: {again['seconds']:.2f} s")
+        floor = min((floor, again), key=lambda f: f["seconds"])
         print(f"build (fresh process, listing cache warm): {build['build_s']:.2f} s = "
               f"{build['build_s'] / floor['seconds']:.2f}x the floor (target <= 1.5x); {build['sessions']} sessions, "
               f"{build['steps']} steps indexed; max RSS {build['max_rss_mb']:.0f} MB (target <= 100 MB)")
