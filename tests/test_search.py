@@ -317,3 +317,29 @@ def test_a_session_that_fails_midway_is_written_whole_or_not_at_all(tmp_path: Pa
         idx.refresh([s], good, lambda t, cap: t, {})
     con = idx.connection()
     assert con.execute("SELECT count(*) FROM docs").fetchone()[0] == 1
+
+
+def test_two_processes_building_at_once_agree(stores: Any) -> None:
+    """Two services on one state directory (separate index handles, so separate flocks: as two processes)."""
+    import threading
+
+    _, root, environ = stores
+    out: list[Any] = []
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            out.append(service(root, environ).search("nonexistent-dir").total)
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and out == [4, 4, 4]
+    con = sqlite3.connect(root / "segue" / "cache" / FILE_NAME)
+    assert con.execute("SELECT count(*) FROM sessions").fetchone()[0] == \
+        con.execute("SELECT count(DISTINCT runtime || ':' || id) FROM sessions").fetchone()[0]
+    con.close()
