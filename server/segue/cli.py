@@ -71,6 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     st = hs.add_parser("status", help="list live tokens (never prints a token)")
     st.add_argument("--json", action="store_true")
 
+    se = sub.add_parser("search", help="find sessions by what was asked, said, run and changed")
+    se.add_argument("query", nargs="*", help='words (all must match, any order), "quoted phrases", prefix*')
+    se.add_argument("--runtime", action="append", choices=RUNTIME_CHOICES, help="only this runtime (repeatable)")
+    se.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
+    se.add_argument("--since", metavar="DATE", help="only sessions active since DATE (2026-11-30) or an age (7d)")
+    se.add_argument("--in", dest="where", action="append", metavar="WHERE",
+                    help="only in requests, messages, commands or files (repeatable)")
+    se.add_argument("--limit", type=_positive, default=20, metavar="N", help="at most N sessions (default 20)")
+    se.add_argument("--json", action="store_true", help='print {"results": [...], "total": N}')
+    se.add_argument("--forget", action="store_true", help="delete the search index (it holds session text)")
+
     t = sub.add_parser("trace", help="the chain of sessions a task went through, across runtimes")
     t.add_argument("ref")
     t.add_argument("--json", action="store_true")
@@ -149,6 +160,10 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 2
     if cmd == "trace":
         return cmd_trace(args)
+    if cmd == "search":
+        from segue.cli_search import cmd_search
+
+        return cmd_search(args, _service)
     if cmd == "demo":
         from segue.demo import run_demo
 

@@ -206,6 +206,31 @@ class Service:
         listing = self.scan([runtime] if runtime else None, cancelled=cancelled)
         return resolve(listing.sessions, ref), listing
 
+    # -- search -------------------------------------------------------------------------------------------
+    def raw_listing(self, cancelled: Callable[[], bool] | None = None) -> _Listing:
+        """Every session in the stores, undecorated (no kept facts, no lineage events): what search indexes."""
+        with self._lock:
+            if self._cache is None:
+                self._cache = ListingCache(self.state)
+            return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel)
+
+    def search(self, query: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
+               since: float | None = None, where: Sequence[str] | None = None, limit: int | None = 20,
+               progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None,
+               notice: Callable[[str], None] | None = None) -> Any:
+        """Sessions whose requests, messages, commands or changed files match (`segue.search.engine`).
+        Returns `SearchResults`; raises `QueryError` (usage) or `SearchUnavailable` (no FTS5)."""
+        from segue.search import engine
+
+        return engine.search(self, query, runtimes=runtimes, directory=directory, since=since, where=where,
+                             limit=limit, progress=progress, cancelled=cancelled, notice=notice)
+
+    def forget_search(self) -> bool:
+        """Drop the search index (it holds session text). True when there was one."""
+        from segue.search import engine
+
+        return engine.forget(self)
+
     # -- briefs ---------------------------------------------------------------------------------------------
     def redactor(self) -> Any:
         if self._redactor is None:

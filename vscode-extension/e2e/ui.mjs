@@ -76,6 +76,23 @@ try {
     await quiet(page);
   });
 
+  await steps.step('Search Sessions finds a command in every runtime, marks the match, and opens the menu', async () => {
+    await runCommand(page, 'Segue: Search Sessions');
+    const input = await quickPick(page, 'Search Segue sessions', { rows: false });
+    await input.fill('nonexistent-dir');
+    const runtimes = [...new Set(expected.map((s) => s.runtime))];
+    for (const rt of runtimes) {
+      await rowWith(page, [names[rt], '«nonexistent-dir»']).waitFor({ state: 'visible', timeout: 60_000 });
+    }
+    const rows = (await rowsText(page)).map(fold);
+    if (rows.some((t) => t.includes('Sup3rS3cret'))) throw new Error('a secret in a search row');
+    await steps.shot('search');
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Brief' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.keyboard.press('Escape');
+    await quiet(page);
+  });
+
   await steps.step('the runtime filter narrows the list', async () => {
     const runtimes = [...new Set(expected.map((s) => s.runtime))];
     await runCommand(page, 'Segue: List Sessions');

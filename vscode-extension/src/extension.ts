@@ -6,6 +6,7 @@ import { Actions } from './actions';
 import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider } from './documents';
 import { explain, showError } from './errors';
 import { onInterpreterChange, resolveLaunch } from './python';
+import { searchSessions } from './search';
 import { SegueServer } from './server';
 import { SessionTree } from './tree';
 
@@ -64,6 +65,7 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
       briefs.refreshOpen();
     }),
     command('segue.listSessions', () => actions.listSessions()),
+    command('segue.searchSessions', (q?: unknown) => searchSessions(server, actions, typeof q === 'string' ? q : undefined)),
     command('segue.refresh', () => tree.refresh()),
     command('segue.toggleGrouping', async () => {
       const mode = await tree.toggleMode();

@@ -16,6 +16,8 @@ Methods (client -> server):
   segue/claimToken   {token: str, as: str} -> the JSON of `segue handoff claim --json`
   segue/tokenStatus  {} -> {tokens: [...]}  (never a token)
   segue/trace        {ref: str} -> {chain: [...]}  (as `segue trace --json`)
+  segue/search       {query: str, runtime?: str | str[], dir?: str, since?: str, in?: str[], limit?: int}
+      -> {results: [...], total: int}  (as `segue search --json`; an unsearchable query is -32602)
 Notification (server -> client):
   segue/sessionsChanged {runtimes: str[]}
 `workDoneToken` (LSP's own camelCase key) may accompany any request; long scans then report progress, and
@@ -49,6 +51,7 @@ EMIT_TOKEN = "segue/emitToken"
 CLAIM_TOKEN = "segue/claimToken"
 TOKEN_STATUS = "segue/tokenStatus"
 TRACE = "segue/trace"
+SEARCH = "segue/search"
 SESSIONS_CHANGED = "segue/sessionsChanged"
 
 # Error codes (JSON-RPC server range -32099..-32000; -32001/-32002 are taken by the base protocol).
@@ -69,6 +72,7 @@ ERROR_CODES: dict[str, int] = {
     "unsafe_directory": -32041,
     "permission_denied": -32042,
     "internal": -32050,
+    "search_unavailable": -32060,  # this Python's SQLite has no full-text search (FTS5)
 }
 MAX_REF = 400
 MAX_PATH = 4096
@@ -110,6 +114,16 @@ class ClaimTokenParams:
 
 
 @attrs.define
+class SearchParams:
+    query: str
+    runtime: list[str] | None = None
+    dir: str | None = None
+    since: str | None = None
+    in_: list[str] | None = None
+    limit: int = 20
+
+
+@attrs.define
 class NoParams:
     pass
 
@@ -131,7 +145,8 @@ def _converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     for t in (str, int, bool):
         conv.register_structure_hook(t, _exact(t))
-    for cls, renames in ((EmitTokenParams, {"from_": "from"}), (ClaimTokenParams, {"as_": "as"})):
+    for cls, renames in ((EmitTokenParams, {"from_": "from"}), (ClaimTokenParams, {"as_": "as"}),
+                         (SearchParams, {"in_": "in"})):
         conv.register_structure_hook(cls, make_dict_structure_fn(
             cls, conv, _cattrs_forbid_extra_keys=True, **{k: override(rename=v) for k, v in renames.items()}))
     return conv
@@ -150,14 +165,14 @@ def parse(raw: Any, cls: type[Any]) -> tuple[Any, Any]:
     raw = dict(raw)
     token = raw.pop("workDoneToken", None)
     raw.pop("partialResultToken", None)
-    if cls is ListSessionsParams and isinstance(raw.get("runtime"), str):
+    if cls in (ListSessionsParams, SearchParams) and isinstance(raw.get("runtime"), str):
         raw["runtime"] = [raw["runtime"]]
     try:
         obj = _CONV.structure(raw, cls)
     except cattrs.BaseValidationError as exc:
         msgs = cattrs.transform_error(exc, path="params")
         # paths use attribute names: params.from_ is the wire's params.from (an unknown key stays as sent)
-        raise InvalidParams("; ".join(re.sub(r"@ params\.(from|as)_\b", r"@ params.\1", m) for m in msgs)) from None
+        raise InvalidParams("; ".join(re.sub(r"@ params\.(from|as|in)_\b", r"@ params.\1", m) for m in msgs)) from None
     except (TypeError, ValueError, KeyError) as exc:
         raise InvalidParams(f"invalid params: {exc}") from None
     _check_values(obj)
@@ -184,6 +199,8 @@ def _check_values(p: Any) -> None:
             raise InvalidParams("invalid value @ params.limit: must be a positive integer")
         if p.offset < 0:
             raise InvalidParams("invalid value @ params.offset: must be a non-negative integer")
+    if isinstance(p, SearchParams):
+        _check_search(p)
     if isinstance(p, PlanResumeParams) and p.runtime is not None and p.runtime not in RUNTIMES:
         raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
     if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:
@@ -192,6 +209,16 @@ def _check_values(p: Any) -> None:
         v = getattr(p, name, None)
         if v is not None and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", v):
             raise InvalidParams(f"invalid value @ params.{name.rstrip('_')}: a surface such as editor or terminal")
+
+
+def _check_search(p: SearchParams) -> None:
+    for r in p.runtime or []:
+        if r not in RUNTIMES:
+            raise InvalidParams(f"invalid value @ params.runtime: {r!r} is not one of {', '.join(RUNTIMES)}")
+    if not 0 < p.limit <= 1000:
+        raise InvalidParams("invalid value @ params.limit: must be between 1 and 1000")
+    if p.since is not None and (not p.since.strip() or len(p.since) > 64):
+        raise InvalidParams("invalid value @ params.since: a date such as 2026-11-30 or an age such as 7d")
 
 
 def brief_uri(runtime: str, session_id: str) -> str:

@@ -215,6 +215,31 @@ def trace(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progre
     return {"chain": ls.svc().trace(p.ref, cancelled)}
 
 
+@request(P.SEARCH, P.SearchParams)
+def search(ls: SegueServer, p: P.SearchParams, cancelled: Callable[[], bool], progress: _Progress | None
+           ) -> dict[str, Any]:
+    """Answered from the search index; while the index fills, work-done progress counts the sessions."""
+    import time
+
+    from segue.search import QueryError, SearchUnavailable
+    from segue.search.query import parse_since
+
+    def indexing(done: int, total: int) -> None:
+        if progress is not None and total:
+            progress.report(f"indexing sessions for search {done}/{total}", 100 * done // total)
+
+    try:
+        out = ls.svc().search(p.query, runtimes=p.runtime, directory=p.dir, since=parse_since(p.since, time.time()),
+                              where=p.in_, limit=p.limit, progress=indexing, cancelled=cancelled,
+                              notice=lambda msg: log.warning("%s", msg))
+    except QueryError as e:
+        raise JsonRpcException(message=str(e), code=P.INVALID_PARAMS, data={"reason": "invalid_params"}) from None
+    except SearchUnavailable as e:
+        raise JsonRpcException(message=str(e), code=P.ERROR_CODES["search_unavailable"],
+                               data={"reason": "search_unavailable"}) from None
+    return out.to_json()
+
+
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: SegueServer, params: types.InitializeParams) -> None:
     opts = _plain(params.initialization_options)

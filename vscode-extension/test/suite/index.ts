@@ -6,6 +6,7 @@ import Mocha from 'mocha';
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 60_000, color: false, reporter: 'spec' });
   mocha.addFile(path.join(__dirname, 'extension.test.js'));
+  mocha.addFile(path.join(__dirname, 'search.test.js'));
   const results: { passed: string[]; failed: { title: string; error: string }[] } = { passed: [], failed: [] };
   const write = () => {
     const dir = process.env.SEGUE_TEST_MARKER_DIR;

@@ -1,0 +1,178 @@
+"""Search figures on the generated corpus: build time against its floor, memory, warm queries, index size.
+
+    python -m bench.bench_search [--cache-dir /tmp/segue-bench] [--sessions-per-runtime 2000] [--runs 7]
+
+The corpus is bench/generate.py's (generated once into the cache dir and reused; the 8,000-session default is
+the 1.98 GB home of issue 16). Each figure runs in its own process, as a person or the editor would meet it:
+
+- floor:  one orjson pass over the same transcripts (every JSONL line, every JSON document, every `data`
+          column of the databases), in a fresh process;
+- build:  the text index built from nothing in a fresh process (the listing cache already warm: the listing
+          is issue 16's figure), with its peak memory (max RSS);
+- query:  `segue search QUERY --json` as a whole CLI process on the warm index (median of --runs, per query);
+- server: `Service.search` in one long-lived process as the language server runs it (watcher-style reuse of a
+          freshness check a few seconds old), median of 30 calls per query;
+- size:   the index files against the transcripts' bytes.
+Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI / <= 50 ms server, size <= 25 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+QUERIES = ('"the parser"', "migrate middleware", "cargo", "xylophonist")
+
+_FLOOR = r"""
+import json, os, sqlite3, sys, time, resource
+import orjson
+paths = [p.strip() for p in open(sys.argv[1]) if p.strip()]
+t0 = time.perf_counter(); n = 0; nbytes = 0
+for p in paths:
+    if p.endswith(".jsonl"):
+        with open(p, "rb") as f:
+            for line in f:
+                nbytes += len(line)
+                try: orjson.loads(line); n += 1
+                except orjson.JSONDecodeError: pass
+    elif p.endswith(".json"):
+        data = open(p, "rb").read(); nbytes += len(data)
+        try: orjson.loads(data); n += 1
+        except orjson.JSONDecodeError: pass
+    elif p.endswith((".db", ".sqlite")):
+        con = sqlite3.connect(f"file:{p}?mode=ro&immutable=1", uri=True)
+        for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
+            cols = [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]
+            if "data" in cols:
+                for (d,) in con.execute(f'SELECT data FROM "{t}"'):
+                    if d:
+                        nbytes += len(d)
+                        try: orjson.loads(d); n += 1
+                        except orjson.JSONDecodeError: pass
+    else:  # compressed transcripts: read (their decoding is not a JSON cost)
+        nbytes += len(open(p, "rb").read())
+print(json.dumps({"seconds": time.perf_counter() - t0, "records": n, "bytes": nbytes,
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_BUILD = r"""
+import json, sys, time, resource
+from pathlib import Path
+from segue.paths import StateDir
+from segue.service import Service
+from segue.stores.base import Env
+from segue.search import engine
+svc = Service(StateDir(Path(sys.argv[1])), env=Env(home=Path(sys.argv[2]), environ={}), environ={})
+t0 = time.perf_counter(); svc.raw_listing(); listing = time.perf_counter() - t0
+t0 = time.perf_counter(); st = engine.ensure_fresh(svc, force=True); build = time.perf_counter() - t0
+print(json.dumps({"listing_s": listing, "build_s": build, "sessions": st.sessions, "steps": st.steps_written,
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+_SERVER = r"""
+import json, statistics, sys, time
+from pathlib import Path
+from segue.paths import StateDir
+from segue.service import Service
+from segue.stores.base import Env
+svc = Service(StateDir(Path(sys.argv[1])), env=Env(home=Path(sys.argv[2]), environ={}), environ={})
+svc.reuse_within = 3.0  # as the server sets it when its watcher runs
+out = {}
+for q in json.loads(sys.argv[3]):
+    svc.search(q)
+    times = []
+    for _ in range(30):
+        t0 = time.perf_counter(); r = svc.search(q); times.append(time.perf_counter() - t0)
+    out[q] = {"median_ms": 1000 * statistics.median(times), "total": r.total}
+svc.reuse_within = 0.0
+times = []
+for _ in range(10):
+    t0 = time.perf_counter(); svc.search(json.loads(sys.argv[3])[0]); times.append(time.perf_counter() - t0)
+out["with freshness check (no watcher)"] = {"median_ms": 1000 * statistics.median(times)}
+print(json.dumps(out))
+"""
+
+
+PYCACHE = Path(tempfile.gettempdir()) / "segue-bench-pycache"  # bytecode outside the checkout, kept between runs
+
+
+def child(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    e = dict(os.environ if env is None else env, PYTHONPATH=str(REPO / "server"), PYTHONPYCACHEPREFIX=str(PYCACHE))
+    e.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed Segue has its bytecode; so does the bench's copy
+    p = subprocess.run([sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, check=True)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_search", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache-dir", default="/tmp/segue-bench")
+    ap.add_argument("--sessions-per-runtime", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=7)
+    a = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    from bench import generate
+
+    corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, 200, 20, log=print)
+    exp = json.loads((corpus / "expected.json").read_text())
+    home = corpus / "home"
+    state = Path(tempfile.mkdtemp(prefix="segue-bench-search-"))
+    try:
+        print(f"corpus: {sum(exp['counts'].values())} sessions, {exp['bytes'] / 1e9:.2f} GB ({corpus})")
+        floor = child(_FLOOR, str(corpus / "files.txt"))
+        print(f"floor (one orjson pass): {floor['seconds']:.2f} s, {floor['records']} records, "
+              f"{floor['bytes'] / 1e9:.2f} GB, {floor['max_rss_mb']:.0f} MB")
+        cold = child(_BUILD, str(state), str(home))  # cold listing and build; warms the page cache
+        print(f"first build with a cold listing (fresh state dir): listing {cold['listing_s']:.2f} s + index "
+              f"{cold['build_s']:.2f} s; max RSS {cold['max_rss_mb']:.0f} MB")
+        for p in (state / "cache").glob("search.sqlite*"):
+            p.unlink()
+        build = child(_BUILD, str(state), str(home))
+        again = child(_FLOOR, str(corpus / "files.txt"))  # the page cache is warm now: the fair floor
+        print(f"floor again, page cache warm: {again['seconds']:.2f} s")
+        floor = min((floor, again), key=lambda f: f["seconds"])
+        print(f"build (fresh process, listing cache warm): {build['build_s']:.2f} s = "
+              f"{build['build_s'] / floor['seconds']:.2f}x the floor (target <= 1.5x); {build['sessions']} sessions, "
+              f"{build['steps']} steps indexed; max RSS {build['max_rss_mb']:.0f} MB (target <= 100 MB)")
+        size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
+        print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "
+              "(target <= 25 %)")
+        env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
+                   PYTHONPYCACHEPREFIX=str(PYCACHE))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
+            del env[k]
+        for q in QUERIES:
+            times = []
+            for _ in range(a.runs + 1):
+                t0 = time.perf_counter()
+                p = subprocess.run([sys.executable, "-m", "segue", "search", q, "--json"], env=env,
+                                   capture_output=True)
+                times.append(time.perf_counter() - t0)
+            total = json.loads(p.stdout)["total"] if p.stdout else 0
+            print(f"query {q!r} whole CLI process: median {1000 * statistics.median(times[1:]):.0f} ms "
+                  f"(min {1000 * min(times[1:]):.0f}; {total} sessions match; target <= 100 ms)")
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        print(f"  (bare Python start on this machine: {1000 * (time.perf_counter() - t0):.0f} ms)")
+        server = child(_SERVER, str(state), str(home), json.dumps(QUERIES))
+        for q, r in server.items():
+            print(f"server {q}: median {r['median_ms']:.1f} ms" + (f" ({r['total']} match)" if "total" in r else "")
+                  + " (target <= 50 ms)")
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""`segue search`: the terminal side of search (the work is `Service.search`).
+
+Exit 0 with results, 1 when nothing matched (said on stderr) or search cannot run here, 2 on a usage error
+(a query with nothing to search for, a bad --since or --in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from segue.quote import clean, mark_invisible
+
+
+def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Any]) -> int:
+    from segue.search import QueryError, SearchUnavailable
+    from segue.search.engine import MARK_END, MARK_START
+    from segue.search.query import parse_since
+
+    if args.forget:
+        if args.query:
+            return _usage("--forget takes no query")
+        found = service(args).forget_search()
+        print("segue: search index deleted" if found else "segue: there was no search index to delete",
+              file=sys.stderr)
+        return 0
+    text = " ".join(args.query)
+    if not text.strip():
+        return _usage("give something to search for, e.g. segue search \"fix the migration\"")
+    now = time.time()
+    svc = service(args)
+    progress = _Progress() if sys.stderr.isatty() else None
+    try:
+        since = parse_since(args.since, now)
+        res = svc.search(text, runtimes=args.runtime, directory=args.dir, since=since, where=args.where,
+                         limit=args.limit, progress=progress, notice=_notice)
+    except QueryError as e:
+        return _usage(str(e))
+    except SearchUnavailable as e:
+        print(f"segue: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if progress is not None:
+            progress.done()
+    if args.json:
+        indent = 2 if sys.stdout.isatty() else None
+        sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False, indent=indent) + "\n")
+    elif res.results:
+        bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        marks = ("\x1b[1;4m", "\x1b[0m") if bold else ("«", "»")
+        print(render_results(res.results, now, MARK_START, MARK_END, marks))
+    if not res.results:
+        print(f"segue: no session matches {_one_line(text, 80)!s}", file=sys.stderr)
+        return 1
+    if res.total > len(res.results) and not args.json:
+        print(f"segue: {res.total - len(res.results)} more matching session(s); use --limit to see more",
+              file=sys.stderr)
+    return 0
+
+
+def _usage(msg: str) -> int:
+    print(f"segue search: {msg}", file=sys.stderr)
+    return 2
+
+
+def _notice(msg: str) -> None:
+    print(f"segue: {msg}", file=sys.stderr)
+
+
+class _Progress:
+    """Sessions indexed so far, on one line of a terminal's stderr; silent for quick catch-ups."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        t = time.monotonic()
+        if total < 50 or t - self.t0 < 0.5 or (t - self.last < 0.1 and done < total):
+            return
+        self.last = t
+        self.shown = True
+        sys.stderr.write(f"\rsegue: indexing sessions for search {done}/{total}")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _one_line(text: str | None, width: int) -> str:
+    t = " ".join(mark_invisible(clean(text or "")).split())
+    return t if len(t) <= width else t[: width - 1] + "…"
+
+
+def _snippet_line(snippet: str, start: str, end: str, marks: tuple[str, str], width: int) -> str:
+    """The snippet with only our own marks turned into escapes: every piece between them is cleaned again."""
+    out = ""
+    used = 0
+    for i, part in enumerate(snippet.replace(end, start).split(start)):
+        piece = mark_invisible(clean(part)).replace("\n", " ").replace("\t", " ")
+        if used + len(piece) > width:
+            piece = piece[: max(0, width - used - 1)] + "…"
+        used += len(piece)
+        out += marks[0] + piece + marks[1] if i % 2 and piece else piece
+        if used >= width:
+            break
+    return out
+
+
+def render_results(results: list[Any], now: float, start: str, end: str, marks: tuple[str, str]) -> str:
+    from segue.cli import age
+
+    home = os.path.expanduser("~")
+    rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY")]
+    snippets = []
+    for r in results:
+        title = _one_line(r.label or r.title or "(untitled)", 60)
+        if r.parent_id:
+            parent = _one_line(r.parent_id, 16)
+            title = "↳ " + _one_line(r.label or r.title or "(untitled)", 40) + f" (subagent of {parent})"
+        cwd = r.cwd or "?"
+        if cwd.startswith(home + os.sep):
+            cwd = "~" + cwd[len(home):]
+        rows.append((r.runtime, age(r.updated_at, now), title, _one_line(cwd, 48)))
+        snippets.append(f"{r.where} {r.step}: " + _snippet_line(r.snippet, start, end, marks, 160))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = ["  ".join(rows[0][i].ljust(widths[i]) for i in range(3)) + "  " + rows[0][3]]
+    for row, snip in zip(rows[1:], snippets, strict=True):
+        lines.append("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3])
+        lines.append("    " + snip)
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""Search as the service offers it: keep the index current with the stores, query it, shape the results.
+
+Freshness costs a stat of every source (`Reader.sources()`, no parsing): when every source is the one the
+index was last refreshed from, the query runs at once; otherwise the listing (its own cache) says which
+sessions exist and the index catches up on the ones that changed. A long-lived server with a store watcher
+trusts a check a few seconds old (the service's `reuse_within`, as for listings).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from segue.listing import cwd_within, reader_for
+from segue.model import RUNTIMES, ReadStats, Session, iso
+from segue.quote import mark_invisible
+from segue.search import query as Q
+from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
+
+MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
+JSON_START, JSON_END = "«", "»"
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 1000
+# How much recency weighs against relevance: a session active today counts up to twice its bm25 score, one
+# active HALF_LIFE days ago 1.5 times.
+HALF_LIFE_DAYS = 14.0
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SearchResult:
+    runtime: str
+    id: str
+    title: str | None
+    cwd: str | None
+    updated_at: float | None
+    where: str  # request | message | command | file
+    snippet: str  # one line, redacted, invisible characters shown; matches between MARK_START and MARK_END
+    step: int  # 1-based position of the step in the session's activity
+    parent_id: str | None = None
+    label: str | None = None  # title, else the first request (for tables and pickers)
+    exit_code: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runtime": self.runtime, "id": self.id, "title": self.title, "cwd": self.cwd,
+                "updated_at": iso(self.updated_at), "where": self.where,
+                "snippet": self.snippet.replace(MARK_START, JSON_START).replace(MARK_END, JSON_END),
+                "step": self.step, "parent_id": self.parent_id, "exit_code": self.exit_code}
+
+
+@dataclass
+class SearchResults:
+    results: list[SearchResult]
+    total: int
+    refreshed: RefreshStats | None = None
+    skipped: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"results": [r.to_json() for r in self.results], "total": self.total}
+
+
+class _State:
+    """Per service: the open index, and when its freshness was last checked (one lock for both)."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+        self.lock = threading.Lock()
+        self.checked_at = float("-inf")
+
+
+def index_for(svc: Any, notice: Callable[[str], None] | None = None) -> SearchIndex:
+    return _state(svc, notice).index
+
+
+def _state(svc: Any, notice: Callable[[str], None] | None) -> _State:
+    st = svc.__dict__.get("_search_state")
+    if st is None:
+        st = _State(SearchIndex(svc.state.private(svc.state.cache), notice))
+        svc.__dict__["_search_state"] = st
+    elif notice is not None:
+        st.index.notice = notice
+    return st
+
+
+def current_sources(env: Any, runtimes: Sequence[str] = RUNTIMES) -> dict[tuple[str, str], str]:
+    out: dict[tuple[str, str], str] = {}
+    for rt in runtimes:
+        try:
+            for src in reader_for(rt, env).sources():
+                out[(rt, src.path)] = repr(src.fingerprint)
+        except Exception as e:  # the listing reports it; here it only means "look again next time"
+            out[(rt, "")] = f"unreadable: {type(e).__name__}"
+    return out
+
+
+def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+                 notice: Callable[[str], None] | None = None, force: bool = False) -> RefreshStats | None:
+    """Bring the index up to the stores; None when it already was."""
+    st = _state(svc, notice)
+    with st.lock:
+        if not force and svc.reuse_within > 0 and time.monotonic() - st.checked_at < svc.reuse_within:
+            return None
+        idx = st.index
+        sources = current_sources(svc.env)
+        if not force and idx.sources_match(sources):
+            st.checked_at = time.monotonic()
+            return None
+        with idx.write_lock():
+            sources = current_sources(svc.env)  # taken before the listing: a write during it shows next time
+            if not force and idx.sources_match(sources):  # another process caught up while we waited
+                st.checked_at = time.monotonic()
+                return None
+            listing = svc.raw_listing(cancelled=cancelled)
+            redactor = svc.redactor()
+
+            def redact(text: str, cap: int) -> str:
+                return redactor.excerpt(text, cap)[0]
+
+            stats = idx.refresh(listing.sessions, lambda s, rs: _steps(svc.env, s, rs), redact, sources,
+                                progress=progress, cancelled=cancelled)
+        st.checked_at = time.monotonic()
+        return stats
+
+
+_READERS: dict[tuple[int, str], Any] = {}
+
+
+def _steps(env: Any, s: Session, stats: ReadStats) -> Any:
+    key = (id(env), s.runtime)
+    reader = _READERS.get(key)
+    if reader is None or reader.env is not env:
+        reader = _READERS[key] = reader_for(s.runtime, env)
+    return _guarded(reader.steps(s, stats), stats)
+
+
+def _guarded(steps: Any, stats: ReadStats) -> Any:
+    """A reader that fails mid-session leaves that session indexed up to the failure, never the build."""
+    try:
+        yield from steps
+    except FileNotFoundError:
+        return
+    except Exception as e:
+        stats.problems.append(f"{type(e).__name__}: {e}")
+        return
+
+
+def search(svc: Any, text: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
+           since: float | None = None, where: Sequence[str] | None = None, limit: int | None = DEFAULT_LIMIT,
+           progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+           notice: Callable[[str], None] | None = None) -> SearchResults:
+    parsed = Q.parse(text)  # a usage error before any work
+    if where is not None:
+        where = Q.parse_where(list(where))
+    if limit is not None and not 0 < limit <= MAX_LIMIT:
+        raise Q.QueryError(f"the limit must be between 1 and {MAX_LIMIT}")
+    refreshed = ensure_fresh(svc, progress=progress, cancelled=cancelled, notice=notice)
+    st = _state(svc, notice)
+    match = parsed.fts()
+    with st.lock:
+        hits = st.index.hits(match, where=where, runtimes=runtimes, since=since)
+        if directory is not None:
+            within: dict[str | None, bool] = {}
+            kept = []
+            for h in hits:
+                if h.cwd not in within:
+                    within[h.cwd] = cwd_within(h.cwd, directory)
+                if within[h.cwd]:
+                    kept.append(h)
+            hits = kept
+        now = time.time()
+
+        def rank(h: Any) -> tuple[float, float]:
+            age_days = max(0.0, now - (h.updated_at or 0.0)) / 86400.0
+            return (h.score * (1.0 + 0.5 ** (age_days / HALF_LIFE_DAYS)), -(h.updated_at or 0.0))
+
+        hits.sort(key=rank)
+        shown = hits if limit is None else hits[:limit]
+        redactor = svc.redactor() if shown else None  # building one compiles every rule: only when needed
+        results = []
+        for h in shown:
+            snip = st.index.snippet(match, h.rowid)
+            if snip is None:
+                continue
+            raw, kind, code = snip
+            results.append(SearchResult(
+                runtime=h.runtime, id=h.id, title=_shown(h.title, redactor), cwd=_shown(h.cwd, redactor),
+                updated_at=h.updated_at, where=kind, snippet=_snippet(raw, kind, code, redactor),
+                step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, redactor),
+                exit_code=code))
+    return SearchResults(results=results, total=len(hits), refreshed=refreshed)
+
+
+def _shown(text: str | None, redactor: Any) -> str | None:
+    if text is None:
+        return None
+    return mark_invisible(redactor.redact(text)[0])
+
+
+def _snippet(raw: str, kind: str, code: int | None, redactor: Any) -> str:
+    """Redacted again (this process may know secrets the indexing one did not), one line, invisible characters
+    shown. Should the second pass find anything, the marks go: no mark may split a redaction."""
+    raw = raw.replace(HIDDEN, SHOWN)
+    plain = raw.replace(MARK_START, "").replace(MARK_END, "")
+    red, n = redactor.redact(plain)
+    text = raw if n == 0 else red
+    text = mark_invisible(" ".join(text.split()))
+    if kind == "command":
+        return f"$ {text}  [exit {'?' if code is None else code}]"
+    return text
+
+
+def forget(svc: Any) -> bool:
+    st = _state(svc, None)
+    with st.lock, st.index.write_lock():
+        found = st.index.forget()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(st.index.dir / "search.lock")
+        return found
+
+
+__all__ = ["SearchResult", "SearchResults", "ensure_fresh", "forget", "search"]

@@ -1,0 +1,470 @@
+"""The search index: `cache/search.sqlite` in Segue's private state directory (SQLite FTS5, WAL).
+
+What goes in is what a brief shows of a session, through the brief's own pipeline (clean, then redact with
+the brief's caps): the user's requests, the agents' messages, the commands run (with their exit codes) and the
+paths of the files changed. Never reasoning, file contents or tool output: readers leave the first two out of
+`Reader.steps()`, and the index skips `tool` and `subagent` steps and a command's output. The text is
+redacted *before* it is stored, so the index never holds a secret a brief would hide; snippets are redacted
+again on the way out (the environment's exact secrets may have changed since).
+
+Layout:
+  meta(key, value)                      schema version and the Segue version that built it
+  sessions(sid, runtime, id, ...)       one row per session: what a result shows, plus `key` (what the
+                                        session looked like when indexed) and `hashes` (8 bytes per step)
+  sources(runtime, path, fingerprint)   the readers' sources when the index was last refreshed
+  docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index
+
+Incremental: a session whose key (its file's size and mtime, or for a database store its row's update time)
+is unchanged is not read at all. A changed one is streamed again and compared step by step with the stored
+hashes; only the steps from the first difference on are redacted and written again. An appended transcript
+therefore costs its new steps (plus the reader's pass over the file), a rewritten head or a shrunk file
+re-indexes the session whole, and a database session costs its own rows only.
+
+Concurrency: any number of readers (WAL); one writer at a time under `search.lock` (flock). Every session is
+updated in a transaction with its key, so a crash leaves an index that is merely behind. A missing, damaged or
+older index is rebuilt, with a message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from segue import __version__
+from segue.listing import Cancelled
+from segue.model import ReadStats, Session, Step
+from segue.quote import clean
+
+SCHEMA_VERSION = 3
+FILE_NAME = "search.sqlite"
+LOCK_NAME = "search.lock"
+STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid range
+MAX_STEPS = (1 << STEP_BITS) - 1
+# Caps as a brief uses them (segue.brief): requests and messages 8 KiB, commands 2000 characters, paths 1000.
+CAPS = {"request": 8 * 1024, "message": 8 * 1024, "command": 2000, "file": 1000}
+COMMIT_EVERY = 0.5  # seconds: a build commits its progress this often (readers see it; a crash keeps it)
+ROWS_PER_FLUSH = 2000
+
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE sessions(
+  sid INTEGER PRIMARY KEY,
+  runtime TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
+  title TEXT, label TEXT, cwd TEXT, updated_at REAL,
+  store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL,
+  UNIQUE(runtime, id));
+CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
+  PRIMARY KEY(runtime, path)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE docs USING fts5(text, kind UNINDEXED, code UNINDEXED,
+  tokenize="unicode61 remove_diacritics 2");
+INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
+"""
+
+
+class SearchUnavailable(Exception):
+    """This Python's SQLite has no FTS5 (full-text search)."""
+
+
+def check_fts5() -> None:
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError as e:
+        raise SearchUnavailable(
+            f"search needs SQLite with FTS5, and this Python's SQLite {sqlite3.sqlite_version} has none ({e}); "
+            "use a Python built with a standard SQLite") from None
+    finally:
+        con.close()
+
+
+def _built_by() -> str:
+    return f"{SCHEMA_VERSION}/{__version__}"
+
+
+@dataclass
+class Hit:
+    """One matching session: its best step."""
+
+    sid: int
+    rowid: int
+    score: float
+    runtime: str
+    id: str
+    parent_id: str | None
+    title: str | None
+    label: str | None
+    cwd: str | None
+    updated_at: float | None
+
+
+@dataclass
+class RefreshStats:
+    sessions: int = 0  # sessions in the listing
+    indexed: int = 0  # sessions read again
+    steps_written: int = 0
+    steps_kept: int = 0  # unchanged steps of changed sessions, not written again
+    removed: int = 0
+    rebuilt: bool = False
+
+
+class SearchIndex:
+    def __init__(self, cache_dir: Path, notice: Callable[[str], None] | None = None) -> None:
+        self.dir = cache_dir
+        self.path = cache_dir / FILE_NAME
+        self.notice = notice or (lambda _msg: None)
+        self._con: sqlite3.Connection | None = None
+        self._thread_lock = threading.RLock()
+        self._held = 0
+
+    # -- opening ------------------------------------------------------------------------------------------------
+    def connection(self) -> sqlite3.Connection:
+        """An open, valid index; rebuilt (empty) when missing, damaged or from another version."""
+        if self._con is not None:
+            return self._con
+        check_fts5()
+        problem = self._problem()
+        if problem is not None:
+            with self.write_lock():
+                problem = self._problem()  # another process may have fixed it meanwhile
+                if problem is not None:
+                    self._reset(problem)
+        self._con = self._open()
+        return self._con
+
+    def _open(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        self._tighten()
+        return con
+
+    def _problem(self) -> str | None:
+        if not self.path.exists():
+            return "missing"
+        try:
+            con = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=30.0)
+            try:
+                row = con.execute("SELECT value FROM meta WHERE key='built_by'").fetchone()
+                con.execute("SELECT 1 FROM docs LIMIT 1").fetchall()
+            finally:
+                con.close()
+        except sqlite3.DatabaseError as e:
+            return f"damaged ({e})"
+        if row is None or row[0] != _built_by():
+            return "from another version of Segue"
+        return None
+
+    def _reset(self, problem: str) -> None:
+        if problem != "missing":
+            self.notice(f"the search index is {problem}; rebuilding it")
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.path) + suffix)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+        con = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            con.execute("INSERT INTO meta VALUES ('built_by', ?)", (_built_by(),))
+        finally:
+            con.close()
+        self._tighten()
+
+    def _tighten(self) -> None:
+        for suffix in ("", "-wal", "-shm"):  # SQLite makes side files with the umask's mode
+            with contextlib.suppress(OSError):
+                os.chmod(str(self.path) + suffix, 0o600)
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """One writer at a time across processes (readers are never blocked: WAL). Re-entrant in a thread (a
+        second flock on a new descriptor would wait for ourselves)."""
+        with self._thread_lock:
+            if self._held:
+                self._held += 1
+                try:
+                    yield
+                finally:
+                    self._held -= 1
+                return
+            self._held = 1
+            try:
+                with self._flock():
+                    yield
+            finally:
+                self._held = 0
+
+    @contextlib.contextmanager
+    def _flock(self) -> Iterator[None]:
+        fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.notice("waiting for another Segue process that is updating the search index")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def forget(self) -> bool:
+        """Delete the index (`segue search --forget`). True when there was one."""
+        self.close()
+        found = False
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(str(self.path) + suffix)
+                found = True
+            except FileNotFoundError:
+                pass
+        return found
+
+    # -- freshness ----------------------------------------------------------------------------------------------
+    def sources_match(self, sources: dict[tuple[str, str], str]) -> bool:
+        """Is every source the readers see now the one the index was refreshed from (no more, no fewer)?"""
+        con = self.connection()
+        stored = {(rt, p): fp for rt, p, fp in con.execute("SELECT runtime, path, fingerprint FROM sources")}
+        return bool(stored) and stored == sources
+
+    # -- building -----------------------------------------------------------------------------------------------
+    def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
+                redact: Callable[[str, int], str], sources: dict[tuple[str, str], str] | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> RefreshStats:
+        """Bring the index up to these sessions (all of them: what is not listed is dropped). Caller holds
+        `write_lock`."""
+        con = self.connection()
+        stats = RefreshStats(sessions=len(sessions))
+        shared: dict[str, int] = {}
+        for s in sessions:
+            shared[s.store_path] = shared.get(s.store_path, 0) + 1
+        known = {(rt, i): (sid, key) for sid, rt, i, key in con.execute("SELECT sid, runtime, id, key FROM sessions")}
+        listed: set[tuple[str, str]] = set()
+        todo: list[tuple[Session, str]] = []
+        for s in sessions:
+            listed.add((s.runtime, s.id))
+            key = _key(s, shared[s.store_path] > 1)
+            old = known.get((s.runtime, s.id))
+            if old is None or old[1] != key:
+                todo.append((s, key))
+        todo.sort(key=lambda t: t[0].sort_time, reverse=True)  # newest first: searchable soonest
+        gone = [sid for k, (sid, _) in known.items() if k not in listed]
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for sid in gone:
+                con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (sid << STEP_BITS, _last(sid)))
+                con.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
+            stats.removed = len(gone)
+            last_commit = time.monotonic()
+            for n, (s, key) in enumerate(todo):
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                if progress is not None:
+                    progress(n, len(todo))
+                con.execute("SAVEPOINT one")  # a session is written whole or not at all
+                try:
+                    self._index_session(con, s, key, steps_of, redact, stats)
+                except BaseException:
+                    con.execute("ROLLBACK TO one")
+                    raise
+                finally:
+                    con.execute("RELEASE one")
+                stats.indexed += 1
+                if time.monotonic() - last_commit > COMMIT_EVERY:
+                    con.execute("COMMIT")
+                    con.execute("BEGIN IMMEDIATE")
+                    last_commit = time.monotonic()
+            if sources is not None:
+                con.execute("DELETE FROM sources")
+                con.executemany("INSERT INTO sources VALUES (?, ?, ?)",
+                                [(rt, p, fp) for (rt, p), fp in sources.items()])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("COMMIT")  # what was indexed so far is consistent: keep it (sources stay old: not fresh)
+            raise
+        if progress is not None:
+            progress(len(todo), len(todo))
+        self._tighten()
+        return stats
+
+    def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
+                       steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
+                       stats: RefreshStats) -> None:
+        row = con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?", (s.runtime, s.id)).fetchone()
+        if row is None:
+            sid = con.execute("INSERT INTO sessions(runtime, id, store_path, key, hashes) VALUES (?, ?, ?, '', x'')",
+                              (s.runtime, s.id, s.store_path)).lastrowid
+            old = b""
+        else:
+            sid, old = row[0], bytes(row[1])
+        assert sid is not None
+        base = sid << STEP_BITS
+        n_old = len(old) // 8
+        hashes = bytearray()
+        rows: list[tuple[int, str, str, int | None]] = []
+        diverged = False
+        n = 0
+        read = ReadStats()
+        try:
+            for i, step in enumerate(steps_of(s, read)):
+                if i >= MAX_STEPS:
+                    break
+                n = i + 1
+                h = _hash(step)
+                hashes += h
+                if not diverged:
+                    if i < n_old and old[8 * i:8 * i + 8] == h:
+                        stats.steps_kept += 1
+                        continue
+                    diverged = True
+                    if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
+                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + i, _last(sid)))
+                doc = _doc(step, redact)
+                if doc is not None:
+                    rows.append((base + i, *doc))
+                    if len(rows) >= ROWS_PER_FLUSH:
+                        _insert(con, rows)
+                        stats.steps_written += len(rows)
+                        rows.clear()
+        except FileNotFoundError:
+            pass  # gone between listing and reading: indexed as far as it could be read
+        if not diverged and n < n_old:  # fewer steps than before and the rest unchanged
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + n, _last(sid)))
+        _insert(con, rows)
+        stats.steps_written += len(rows)
+        title = redact(safe_text(clean(s.title)), 300) if s.title else None
+        label = title or (redact(safe_text(clean(s.first_request)), 300) if s.first_request else None)
+        cwd = redact(safe_text(clean(s.cwd)), 4096) if s.cwd else None
+        con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
+                    "hashes=? WHERE sid=?", (s.parent_id, title, label, cwd, s.updated_at, s.store_path, key,
+                                             bytes(hashes), sid))
+
+    # -- querying -----------------------------------------------------------------------------------------------
+    def hits(self, match: str, where: Sequence[str] | None = None, runtimes: Sequence[str] | None = None,
+             since: float | None = None) -> list[Hit]:
+        """Every matching session with its best step (lowest bm25), unordered."""
+        con = self.connection()
+        args: list[Any] = [match]
+        inner = "SELECT rowid >> 24 AS sid, rowid AS rid, bm25(docs) AS score FROM docs WHERE docs MATCH ?"
+        if where:
+            inner += f" AND kind IN ({','.join('?' * len(where))})"
+            args += list(where)
+        outer = ("SELECT h.sid, h.rid, min(h.score), s.runtime, s.id, s.parent_id, s.title, s.label, s.cwd, "
+                 "s.updated_at FROM h JOIN sessions s ON s.sid = h.sid")
+        conds = []
+        if runtimes:
+            conds.append(f"s.runtime IN ({','.join('?' * len(runtimes))})")
+            args += list(runtimes)
+        if since is not None:
+            conds.append("s.updated_at >= ?")
+            args.append(since)
+        sql = f"WITH h AS MATERIALIZED ({inner}) {outer}"
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
+        sql += " GROUP BY h.sid"
+        return [Hit(*r) for r in con.execute(sql, args)]
+
+    def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
+        """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
+        row = self._con_or_open().execute(
+            "SELECT snippet(docs, 0, char(2), char(3), '…', ?), kind, code FROM docs WHERE docs MATCH ? AND rowid = ?",
+            (tokens, match, rowid)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def _con_or_open(self) -> sqlite3.Connection:
+        return self.connection()
+
+    def size(self) -> int:
+        total = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                total += os.path.getsize(str(self.path) + suffix)
+        return total
+
+
+def _last(sid: int) -> int:
+    return (sid << STEP_BITS) | MAX_STEPS
+
+
+def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]]) -> None:
+    if rows:
+        con.executemany("INSERT INTO docs(rowid, text, kind, code) VALUES (?, ?, ?, ?)", rows)
+
+
+def _key(s: Session, shared_store: bool) -> str:
+    """What the session looked like: unchanged key = nothing to read. A store shared by many sessions (a
+    database) changes whenever any of them does, so those are keyed on the session's own update time."""
+    if shared_store:
+        stamp: Any = None
+    else:
+        try:
+            st = os.stat(s.store_path)
+            stamp = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            stamp = None
+    # hashed: the title is session text, and the index holds only redacted text
+    raw = repr((stamp, s.updated_at, s.title, s.parent_id, s.cwd, s.first_request is not None))
+    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+# A redaction marker is stored as one character that is no word: otherwise "password" would find every
+# `[REDACTED:password-prose]`. Snippets show it as `[REDACTED]`.
+HIDDEN = "\u2591"
+SHOWN = "[REDACTED]"
+
+
+def hide_markers(text: str) -> str:
+    if "[REDACTED:" not in text:
+        return text
+    from segue.redact import MARKER_RE
+
+    return MARKER_RE.sub(HIDDEN, text)
+
+
+def safe_text(text: str) -> str:
+    """Lone surrogates (JSON allows them; SQLite cannot store them) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _hash(step: Step) -> bytes:
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f"{step.kind}\0{step.exit_code}\0{step.path}\0".encode("utf-8", "surrogatepass"))
+    h.update(step.text.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def _doc(step: Step, redact: Callable[[str, int], str]) -> tuple[str, str, int | None] | None:
+    """(indexed text, kind, exit code) of a step a brief shows, or None for what search never holds."""
+    kind = step.kind
+    if kind in ("request", "message", "command"):
+        text = step.text
+    elif kind == "edit":
+        kind, text = "file", step.path or step.text
+    else:  # tool calls and subagent tasks: not requests, messages, commands or files
+        return None
+    if not text or not text.strip():
+        return None
+    red = hide_markers(redact(safe_text(clean(text)), CAPS[kind]))
+    if not red.strip():
+        return None
+    return red, kind, step.exit_code if kind == "command" else None

@@ -1,0 +1,170 @@
+// "Segue: Search Sessions": a quick pick that searches every session's requests, messages, commands and changed
+// files as you type (segue/search), then offers the same actions as List Sessions.
+import * as vscode from 'vscode';
+import type { Actions } from './actions';
+import { showError } from './errors';
+import { age, escapeIcons, runtimeIcon, runtimeName } from './format';
+import { type ListSessionsResult, Methods, type Session } from './protocol';
+import type { SegueServer } from './server';
+
+export const SEARCH_METHOD = 'segue/search';
+export const DEBOUNCE_MS = 250;
+
+/** Params and result of segue/search: the objects `segue search --json` prints. */
+export interface SearchParams {
+  query: string;
+  runtime?: string[];
+  dir?: string;
+  since?: string;
+  in?: ('requests' | 'messages' | 'commands' | 'files')[];
+  limit?: number;
+}
+
+export interface SearchResult {
+  runtime: string;
+  id: string;
+  title: string | null;
+  cwd: string | null;
+  updated_at: string | null;
+  where: 'request' | 'message' | 'command' | 'file';
+  snippet: string; // matches between « and »
+  step: number;
+  parent_id: string | null;
+  exit_code: number | null;
+}
+
+export interface SearchReply {
+  results: SearchResult[];
+  total: number;
+}
+
+interface ResultPick extends vscode.QuickPickItem {
+  result: SearchResult;
+}
+
+const WHERE_ICON: Record<SearchResult['where'], string> = {
+  request: 'comment',
+  message: 'hubot',
+  command: 'terminal',
+  file: 'file',
+};
+
+export function toResultPick(r: SearchResult, now: number): ResultPick {
+  const title = r.title || `${runtimeName(r.runtime)} session ${r.id}`;
+  const sub = r.parent_id ? ` · subagent of ${r.parent_id}` : '';
+  return {
+    label: `$(${runtimeIcon(r.runtime)}) ${escapeIcons(oneLine(title, 100))}`,
+    description: escapeIcons(`${runtimeName(r.runtime)} · ${age(r.updated_at, now)}${sub}`),
+    detail: `$(${WHERE_ICON[r.where] ?? 'search'}) ${escapeIcons(oneLine(r.snippet, 200))}`,
+    alwaysShow: true, // the server decided what matches; the quick pick must not filter again
+    result: r,
+  };
+}
+
+function oneLine(s: string, max: number): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/** Search as you type; resolves with the picked result (undefined when dismissed). */
+export function pickSearchResult(server: SegueServer, initial = ''): Promise<SearchResult | undefined> {
+  const qp = vscode.window.createQuickPick<ResultPick>();
+  qp.title = 'Search Segue sessions';
+  qp.placeholder = 'Words from a request, a message, a command or a file name; "quoted phrases" match as phrases';
+  qp.matchOnDescription = false;
+  qp.matchOnDetail = false;
+  qp.value = initial;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let inflight: vscode.CancellationTokenSource | undefined;
+  let generation = 0;
+  const run = async (query: string) => {
+    inflight?.cancel(); // $/cancelRequest for the search the user typed past
+    const mine = ++generation;
+    if (!query.trim()) {
+      qp.items = [];
+      qp.busy = false;
+      return;
+    }
+    const cts = new vscode.CancellationTokenSource();
+    inflight = cts;
+    qp.busy = true;
+    try {
+      const r = await server.request<SearchReply>(SEARCH_METHOD, { query, limit: 50 } satisfies SearchParams, cts.token);
+      if (mine !== generation) {
+        return;
+      }
+      const now = Date.now();
+      qp.items = r.results.map((x) => toResultPick(x, now));
+      qp.placeholder = r.total ? `${r.total} matching session${r.total === 1 ? '' : 's'}` : 'No session matches';
+    } catch (e) {
+      if (mine !== generation || cts.token.isCancellationRequested) {
+        return;
+      }
+      const code = (e as { code?: number }).code;
+      if (code === -32602) {
+        qp.items = [];
+        qp.placeholder = (e as Error).message; // a query with nothing to search for: say why, keep typing
+      } else {
+        qp.hide();
+        void showError(e, server.log);
+      }
+    } finally {
+      if (mine === generation) {
+        qp.busy = false;
+      }
+      cts.dispose();
+    }
+  };
+  return new Promise((resolve) => {
+    let picked: SearchResult | undefined;
+    qp.onDidChangeValue((v) => {
+      if (timer) {
+        clearTimeout(timer);
+      }
+      timer = setTimeout(() => void run(v), DEBOUNCE_MS);
+    });
+    qp.onDidAccept(() => {
+      const chosen = qp.selectedItems[0];
+      if (chosen) {
+        picked = chosen.result;
+        qp.hide();
+      }
+    });
+    qp.onDidHide(() => {
+      if (timer) {
+        clearTimeout(timer);
+      }
+      inflight?.cancel();
+      qp.dispose();
+      resolve(picked);
+    });
+    qp.show();
+    if (initial) {
+      void run(initial);
+    }
+  });
+}
+
+/** The listed session a result names (subagents included), for the session menu's actions. */
+async function sessionOf(server: SegueServer, r: SearchResult): Promise<Session | undefined> {
+  const listed = await server.request<ListSessionsResult>(Methods.listSessions, {
+    runtime: [r.runtime],
+    include_subagents: true,
+  });
+  return listed.sessions.find((s) => s.id === r.id);
+}
+
+/** The command: search, then the same menu as List Sessions (brief, resume, other runtime, hand off, trace). */
+export async function searchSessions(server: SegueServer, actions: Actions, initial?: string): Promise<SearchResult | undefined> {
+  const r = await pickSearchResult(server, initial ?? '');
+  if (!r) {
+    return undefined;
+  }
+  const s = await sessionOf(server, r);
+  if (!s) {
+    void vscode.window.showWarningMessage(`Segue: ${runtimeName(r.runtime)} session ${r.id} is no longer listed.`);
+    return r;
+  }
+  await actions.sessionMenu(s);
+  return r;
+}

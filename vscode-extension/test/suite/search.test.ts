@@ -1,0 +1,58 @@
+// Style B for search: segue/search from the extension host, and the Search Sessions command driven through its
+// quick pick into the same session menu as List Sessions.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import type { SegueApi } from '../../src/extension';
+import { SEARCH_METHOD, type SearchReply } from '../../src/search';
+
+interface Context {
+  fixtures: { runtime: string; sessions: { id: string; scenario?: string; parent_id: string | null }[] }[];
+}
+
+const ctx = JSON.parse(fs.readFileSync(process.env.SEGUE_TEST_CONTEXT ?? '', 'utf8')) as Context;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const SECRET = 'Sup3rS3cret-42';
+
+let api: SegueApi;
+
+suite('Segue search', () => {
+  suiteSetup(async () => {
+    api = await vscode.extensions.getExtension<SegueApi>('segue.segue')!.activate();
+  });
+
+  test('search: a request, a command and a message each find their sessions in every fixture runtime', async () => {
+    const want = ctx.fixtures
+      .flatMap((f) => f.sessions.filter((s) => s.scenario === 'one').map((s) => `${f.runtime}:${s.id}`))
+      .sort();
+    assert.ok(want.length > 0, 'the fixtures hold the "one" scenario');
+    for (const query of ['"write what happened"', 'ls /nonexistent-dir', '"directory does not exist"']) {
+      const r = await api.server.request<SearchReply>(SEARCH_METHOD, { query, limit: 100 });
+      const got = new Set(r.results.map((x) => `${x.runtime}:${x.id}`));
+      assert.deepEqual(want.filter((k) => !got.has(k)), [], `every runtime found by ${query}`);
+      assert.ok(r.results.every((x) => x.snippet.includes('«')), 'snippets mark the match');
+    }
+  });
+
+  test('search: no secret next to the phrase comes back', async () => {
+    const r = await api.server.request<SearchReply>(SEARCH_METHOD, { query: '"database password"', limit: 100 });
+    assert.ok(r.total > 0);
+    assert.ok(!JSON.stringify(r).includes(SECRET));
+  });
+
+  test('Search Sessions: type, pick a result, and the session menu opens its brief', async () => {
+    const running = vscode.commands.executeCommand('segue.searchSessions', 'nonexistent-dir');
+    await sleep(2500); // debounce + the first search (the index may be filling)
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'); // the best result
+    await sleep(800);
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'); // Open Brief
+    const picked = (await running) as { runtime: string; id: string } | undefined;
+    assert.ok(picked, 'a result was picked');
+    const uri = `segue-brief:/${picked.runtime}/${encodeURIComponent(picked.id)}.md`;
+    for (let i = 0; i < 100 && vscode.window.activeTextEditor?.document.uri.toString() !== uri; i++) {
+      await sleep(150);
+    }
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri);
+    assert.ok(vscode.window.activeTextEditor!.document.getText().includes('nonexistent-dir'));
+  });
+});
