@@ -138,6 +138,10 @@ class GeminiReader(Reader):
             if facts is None:
                 facts = _Facts()
                 _replay(path, facts, ReadStats())
+        if not facts.resumable_content and facts.session_id and _has_twin(path, facts.session_id):
+            # `gemini --resume` writes a startup-only file named for the new minute (metadata and the
+            # injected context) and then appends to the session's own file: the twin is not a session
+            return []
         return [self._session(path, source.kind, facts)]
 
     def _summary_json(self, path: Path) -> _Facts:
@@ -163,6 +167,7 @@ class GeminiReader(Reader):
         if facts.session_id is None:
             s.problems.append(f"{path.name}: no sessionId record; the id is taken from the file name")
         s.first_request = _cap(facts.first_request)
+        s.title = None if sub else _cap(facts.summary)  # a subagent's `summary` is its result
         s.started_at = facts.started
         s.updated_at = facts.updated if facts.updated is not None else facts.started
         if s.updated_at is None:
@@ -258,6 +263,7 @@ class _Facts:
     workspace: str | None = None
     directories: list[str] = field(default_factory=list)
     resumable_content: bool = False
+    summary: str | None = None
     problems: list[str] = field(default_factory=list)
 
     def meta(self, rec: dict[str, Any]) -> None:
@@ -271,6 +277,8 @@ class _Facts:
         if st is not None and (self.started is None or st < self.started):
             self.started = st
         self.touch(rec.get("lastUpdated"))
+        if isinstance(rec.get("summary"), str) and rec["summary"].strip():
+            self.summary = rec["summary"].strip()
         dirs = rec.get("directories")
         if isinstance(dirs, list) and not self.directories:
             self.directories = [d for d in dirs if isinstance(d, str) and d]
@@ -306,6 +314,8 @@ class _Facts:
         if isinstance(rec.get("$set"), dict):
             upd = rec["$set"]
             self.touch(upd.get("lastUpdated"))
+            if isinstance(upd.get("summary"), str) and upd["summary"].strip():
+                self.summary = upd["summary"].strip()  # the CLI's session title (written after the fact)
             for m in _list(upd.get("messages")):
                 self.message(m)
             if isinstance(upd.get("directories"), list) and not self.directories:
@@ -339,7 +349,7 @@ def _summary_head_tail(path: Path) -> _Facts | None:
     """The fast summary from the first and last 32 KiB, or None when they do not hold every fact the
     reference read would find (then the caller reads the whole file)."""
     try:
-        head, tail, _ = read_head_tail(path, HEAD_BYTES, TAIL_BYTES)
+        head, tail, size = read_head_tail(path, HEAD_BYTES, TAIL_BYTES)
     except OSError:
         return None
     if not tail:
@@ -363,11 +373,34 @@ def _summary_head_tail(path: Path) -> _Facts | None:
         later.record(obj)
     if later.model is None or later.updated is None:
         return None
+    if _middle_mentions(path, len(head), size - len(tail), b'"summary"'):
+        return None  # a title may be set in the middle: only the full read knows which one is last
     # the middle may hold a later metadata line (a resume) but never an earlier start
     facts.updated = max(later.updated, facts.updated or later.updated)
     facts.model = later.model
+    facts.summary = later.summary or facts.summary
     facts.resumable_content = True  # a first request was found
     return facts
+
+
+def _middle_mentions(path: Path, start: int, end: int, needle: bytes) -> bool:
+    """Whether the bytes between head and tail contain needle (read in chunks, never decoded). The range
+    is widened by the needle's length at both ends so a needle cut by the head or tail is still found."""
+    start, end = max(0, start - len(needle)), end + len(needle)
+    chunk = 1024 * 1024
+    with open(path, "rb") as f:
+        f.seek(start)
+        carry = b""
+        pos = start
+        while pos < end:
+            data = f.read(min(chunk, end - pos))
+            if not data:
+                break
+            pos += len(data)
+            if needle in carry + data:
+                return True
+            carry = data[-len(needle):]
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -592,6 +625,25 @@ def _session_files(chats: Path) -> Iterator[tuple[Path, str]]:
                     yield Path(x.path), "subagent-" + x.name.rsplit(".", 1)[1]
         elif _is_file(e) and _session_name(e.name, names, prefix=True):
             yield Path(e.path), "main-" + e.name.rsplit(".", 1)[1]
+
+
+def _has_twin(path: Path, sid: str) -> bool:
+    """Another file in the same chats dir for the same session id (checked by its first line)."""
+    suffix = "-" + sid[:8] + ".json"
+    try:
+        names = [n for n in os.listdir(path.parent) if n != path.name and n.startswith(SESSION_PREFIX)
+                 and (n.endswith(suffix) or n.endswith(suffix + "l"))]
+    except OSError:
+        return False
+    for n in names:
+        try:
+            with open(path.parent / n, "rb") as f:
+                first = loads(f.readline(HEAD_BYTES))
+        except OSError:
+            continue
+        if isinstance(first, dict) and first.get("sessionId") == sid:
+            return True
+    return False
 
 
 def _session_name(name: str, siblings: set[str], *, prefix: bool) -> bool:
