@@ -624,3 +624,29 @@ def test_new_interactive_session_from_a_brief_keeps_the_marker(tmp_path: Path) -
     new = [s for s in listing(GeminiReader(Env(home=home))).values()
            if s.id not in {w["id"] for w in exp["sessions"]}]
     assert len(new) == 1 and new[0].first_request == prompt and new[0].cwd == str(cwd)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the real G1 store written by Gemini CLI 0.24 (tests/fixtures/real/gemini/legacy-0.24)
+
+
+def test_real_legacy_fixture_lists_and_steps(tmp_path: Path) -> None:
+    d, _ = real_fixture("gemini")
+    exp = json.loads((d / "legacy-0.24" / "expected.json").read_text())
+    copy = tmp_path / "legacy"
+    shutil.copytree(d / "legacy-0.24", copy)
+    r = GeminiReader(Env(home=copy / "home"))
+    before = snapshot(copy)
+    got = listing(r)
+    assert set(got) == {w["id"] for w in exp["sessions"]} and exp["version"] == "0.24.0"
+    for want in exp["sessions"]:
+        s = got[want["id"]]
+        assert s.locator["format"] == "json" and s.first_request == want["first_request"]
+        assert s.resumable and s.model and s.started_at and s.updated_at
+        if want["files_written"]:  # the root is found by hashing the ancestors of the paths the tools touched
+            assert s.cwd == want["cwd"] and s.locator["cwd_from"] == "tool_paths" and not s.problems
+        else:  # nothing in a G1 home names the root of a session that touched no absolute path
+            assert s.cwd is None and any("not recorded" in p for p in s.problems)
+        steps, stats = steps_of(r, s)
+        assert_steps_match_scenario(steps, stats, want)
+    assert snapshot(copy) == before

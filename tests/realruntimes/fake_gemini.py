@@ -27,8 +27,10 @@ from tests.realruntimes.scenario import Action, Turn
 
 MODEL = "gemini-2.5-flash"
 # User text parts the CLI injects as context, never the user's request.
-_CONTEXT = ("<session_context>", "<hook_context>", "<system-reminder>", "<memory_context>", "<ide_context>")
-_WORKSPACE = re.compile(r"Workspace Directories:\**\s*\n\s*-\s*(\S+)")
+_CONTEXT = ("This is the Gemini CLI. We are setting up the context",  # 0.24
+            "<session_context>", "<hook_context>", "<system-reminder>", "<memory_context>", "<ide_context>")
+# 0.61: "- **Workspace Directories:**\n  - /dir"; 0.24: "I'm currently working in the directory: /dir"
+_WORKSPACE = re.compile(r"Workspace Directories:\**\s*\n\s*-\s*(\S+)|working in the directory: (\S+)")
 _log_lock = threading.Lock()
 
 
@@ -64,7 +66,7 @@ def workspace_dir(req: dict[str, Any]) -> str:
         for p in _parts(content):
             m = _WORKSPACE.search(p.get("text") or "") if isinstance(p.get("text"), str) else None
             if m:
-                return m.group(1)
+                return m.group(1) or m.group(2)
     return ""
 
 

@@ -53,7 +53,7 @@ class GeminiGen(h.Gen):
         return self.home / ".gemini"
 
     def gemini(self, prompt: str, cwd: Path, resume: str | None = None) -> dict[str, Any]:
-        argv = [str(h.runtime_bin("gemini"))]
+        argv = [str(h.runtime_bin(self.runtime))]
         if resume:
             argv += ["--resume", resume]
         argv += ["-p", prompt, "--output-format", "json"]
@@ -64,12 +64,15 @@ class GeminiGen(h.Gen):
         return doc
 
     def session_files(self) -> dict[str, Path]:
-        """session id -> its file, over every main and subagent file under ~/.gemini/tmp/*/chats."""
+        """session id -> its file, over every main and subagent file under ~/.gemini/tmp/*/chats. A resume in
+        a later minute leaves a startup-only twin (metadata and injected context): the largest file wins."""
         out: dict[str, Path] = {}
         for p in sorted((self.gemini_dir / "tmp").glob("*/chats/**/*.jsonl")):
             with p.open() as f:
                 first = json.loads(f.readline())
-            out[first["sessionId"]] = p
+            sid = first["sessionId"]
+            if sid not in out or p.stat().st_size > out[sid].stat().st_size:
+                out[sid] = p
         return out
 
     def records(self, sid: str) -> list[dict[str, Any]]:
@@ -97,8 +100,9 @@ class GeminiGen(h.Gen):
         cwd = self.work / "one"
         sid = self.gemini(h.PROMPT_ONE, cwd)["session_id"]
         before = self.session_files()[sid]
+        size = before.stat().st_size
         again = self.gemini(h.PROMPT_ONE_2, cwd, resume=sid)["session_id"]
-        if again != sid or self.session_files()[sid] != before:
+        if again != sid or self.session_files()[sid] != before or before.stat().st_size <= size:
             raise RuntimeError(f"gemini --resume {sid} answered in {again} ({self.session_files().get(sid)})")
         cmds = [self.cmd("echo hello > out.txt && ls"), self.cmd("ls /nonexistent-dir")]
         self.check_commands(sid, cmds)
@@ -108,7 +112,7 @@ class GeminiGen(h.Gen):
             raise RuntimeError(f"gemini: expected one write of {notes}, got {writes}")
         self.one_id = sid
         self.add(SessionFacts(id=sid, scenario="one", first_request=h.PROMPT_ONE, latest_request=h.PROMPT_ONE_2,
-                              cwd=str(cwd), branch="feature/gemini-one", commands=cmds,
+                              cwd=str(cwd), branch=f"feature/{self.runtime}-one", commands=cmds,
                               files_written=[str(notes)]))
 
     def run_sub(self) -> None:
@@ -158,6 +162,9 @@ class GeminiGen(h.Gen):
             "~/.gemini/projects.json name it, and projectHash is sha256(project root). Subagent files carry "
             "`directories`.",
             "Gemini CLI does not store the branch; `branch` is the work dir's branch at generation.",
+            "When the `--resume` run starts in another minute than the first run, chats/ also holds a "
+            "startup-only twin session-<that minute>-<id8>.jsonl (metadata + injected context, same "
+            "sessionId): not a session of its own.",
             "The API key in the run env was a dummy; settings.json and the allow policy are not in home/.",
         ]
         super().write_fixture(dest)
@@ -165,6 +172,36 @@ class GeminiGen(h.Gen):
         missing = [s.id for s in self.sessions if s.id not in ids]
         if missing:
             raise RuntimeError(f"gemini: sessions missing from the store: {missing}")
+
+
+class LegacyGen(GeminiGen):
+    """Gemini CLI 0.24: one JSON document per session under ~/.gemini/tmp/<sha256 of the project root>/chats/,
+    rewritten whole on every change; no subagent recording, no projects map, no `.project_root`."""
+
+    runtime = "gemini-legacy"
+    keep: ClassVar[tuple[str, ...]] = (".gemini/tmp",)
+
+    def session_files(self) -> dict[str, Path]:
+        out: dict[str, Path] = {}
+        for p in sorted((self.gemini_dir / "tmp").glob("*/chats/*.json")):
+            out[json.loads(p.read_text())["sessionId"]] = p
+        return out
+
+    def records(self, sid: str) -> list[dict[str, Any]]:
+        path = self.session_files().get(sid)
+        if path is None:
+            raise RuntimeError(f"gemini 0.24: no session file for {sid}")
+        return list(json.loads(path.read_text())["messages"])
+
+    def write_fixture(self, dest: Path) -> None:
+        h.Gen.write_fixture(self, dest)  # not GeminiGen's: its notes describe the JSONL format
+        doc = json.loads((dest / "expected.json").read_text())
+        doc["notes"] = ["Generation G1: session-<minute>-<id8>.json documents {sessionId, projectHash, startTime, "
+                        "lastUpdated, messages}; the project dir is named by sha256(project root) and nothing in "
+                        "the home names the root: cwd is found by hashing the ancestors of absolute paths in "
+                        "tool results.",
+                        "Gemini CLI does not store the branch; `branch` is the work dir's branch at generation."]
+        h.write_json(dest / "expected.json", doc)
 
 
 def _run(real: Path) -> None:
@@ -178,6 +215,13 @@ def _run(real: Path) -> None:
         g.run_secret()
         g.run_continued("claude", claude_source())
         g.write_fixture(real)
+        if h.runtime_bin("gemini-legacy") is None:
+            raise RuntimeError("gemini 0.24 is not installed: run tests/realruntimes/install.sh gemini-legacy")
+        old = LegacyGen(port)
+        old.setup()
+        old.run_one()
+        old.run_secret()
+        old.write_fixture(real / "legacy-0.24")
     finally:
         server.shutdown()
 

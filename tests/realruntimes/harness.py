@@ -34,7 +34,8 @@ REPO = Path(__file__).resolve().parents[2]
 RUNTIMES = REPO / ".runtimes"
 FIXTURES = REPO / "tests" / "fixtures" / "real"
 GEN_BASE = Path("/tmp/segue-fx")
-BIN_NAMES = {"claude": "claude", "codex": "codex", "opencode": "opencode", "cline": "cline", "gemini": "gemini"}
+BIN_NAMES = {"claude": "claude", "codex": "codex", "opencode": "opencode", "cline": "cline", "gemini": "gemini",
+             "gemini-legacy": "gemini"}
 DEFAULT_PORT = 18080
 DUMMY_KEY = "sk-ant-api03-segue-fake-key-0000000000000000000000000000AA"
 GEMINI_DUMMY_KEY = "segue-fake-gemini-key"
@@ -98,7 +99,7 @@ def runtime_env(rt: str, home: Path, port: int = DEFAULT_PORT) -> dict[str, str]
             "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_SHARE", "OPENCODE_DISABLE_CLAUDE_CODE")})
     elif rt == "cline":
         env["CLINE_NO_AUTO_UPDATE"] = "1"
-    elif rt == "gemini":
+    elif rt in ("gemini", "gemini-legacy"):
         # the @google/genai SDK takes its base URL from GOOGLE_GEMINI_BASE_URL; error reports go to TMPDIR
         env.update({"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_API_KEY": GEMINI_DUMMY_KEY,
                     "TMPDIR": str(home / ".tmp"), "GEMINI_TELEMETRY_ENABLED": "false", "NO_BROWSER": "1"})
@@ -157,12 +158,12 @@ def prepare_home(rt: str, home: Path, port: int = DEFAULT_PORT, trusted: Iterabl
         doc = {"autoupdate": False, "share": "disabled", "model": "fake/fake-model",
                "small_model": "fake/fake-model", "provider": provider}
         (cfg / "opencode.json").write_text(json.dumps(doc, indent=2) + "\n")
-    elif rt == "gemini":
-        _gemini_home(home)
+    elif rt in ("gemini", "gemini-legacy"):
+        _gemini_home(home, legacy=rt == "gemini-legacy")
     # cline: `cline auth …` writes its provider file; engineer B's generator runs it
 
 
-def _gemini_home(home: Path) -> None:
+def _gemini_home(home: Path, legacy: bool = False) -> None:
     """~/.gemini/settings.json (API-key auth, no telemetry, updates or trust dialog) and a user policy that
     lets the scripted tools run without a confirmation (the headless `-p` mode refuses what would ask)."""
     gem = home / ".gemini"
@@ -172,10 +173,13 @@ def _gemini_home(home: Path) -> None:
                 "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
                 "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
                 "ide": {"enabled": False, "hasSeenNudge": True}}
+    if legacy:  # 0.24 has no user policy files; its allow-list setting lets the tools run headless
+        settings["tools"] = {"allowed": ["run_shell_command", "write_file"]}
     (gem / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    redirect = "allow_redirection" if legacy else "allowRedirection"  # the TOML key was renamed after 0.24
     (gem / "policies" / "segue-fixture.toml").write_text(
         '[[rule]]\ntoolName = ["run_shell_command", "write_file", "invoke_agent"]\n'
-        'decision = "allow"\nallowRedirection = true\npriority = 100\n')
+        f'decision = "allow"\n{redirect} = true\npriority = {999 if legacy else 100}\n')
 
 
 # ---------------------------------------------------------------- network namespace

@@ -54,10 +54,12 @@ SESSION_PREFIX = "session-"
 MAX_LINE = 64 * 1024 * 1024  # a JSONL record longer than this is skipped and counted
 MAX_JSON_DOC = 128 * 1024 * 1024  # a G1 document larger than this is not decoded (a problems entry)
 STEP_TEXT = 16 * 1024
+MAX_HINTS = 64
 OUTPUT_TAIL = 400
 FAST_SUMMARY = True  # head/tail summaries; False forces the full reference read (tests compare both)
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_ABS_PATH = re.compile(r"(?<![\w.])(/[^\s'\"`:;,()\[\]{}<>]+)")
 _WORKSPACE = re.compile(r"Workspace Directories:\**[ \t]*\n[ \t]*-[ \t]*(\S[^\n]*)")
 _EXIT = re.compile(r"^Exit Code: (-?\d+)\s*$", re.M)
 _SIGNAL = re.compile(r"^Signal: ", re.M)
@@ -157,6 +159,8 @@ class GeminiReader(Reader):
         facts.meta(doc)
         for msg in _list(doc.get("messages")):
             facts.message(msg)
+            if len(facts.path_hints) < MAX_HINTS:
+                facts.path_hints += _abs_paths(msg)
         return facts
 
     def _session(self, path: Path, kind: str, facts: _Facts) -> Session:
@@ -207,7 +211,14 @@ class GeminiReader(Reader):
         for p, how in cands:
             if want and _sha256(p) == want:
                 return p, how
-        return (cands[0][0], cands[0][1]) if cands else (None, None)
+        if cands:
+            return cands[0]
+        if want:  # G1 names the root nowhere: an ancestor of a path the tools touched, if it hashes right
+            for hint in facts.path_hints:
+                for anc in [hint, *map(str, Path(hint).parents)]:
+                    if _sha256(anc) == want:
+                        return anc, "tool_paths"
+        return None, None
 
     def _projects_map(self) -> dict[str, list[str]]:
         """slug -> paths from `projects.json` (cached per reader; a damaged map is ignored)."""
@@ -264,6 +275,7 @@ class _Facts:
     directories: list[str] = field(default_factory=list)
     resumable_content: bool = False
     summary: str | None = None
+    path_hints: list[str] = field(default_factory=list)  # absolute paths from tool calls (G1 documents)
     problems: list[str] = field(default_factory=list)
 
     def meta(self, rec: dict[str, Any]) -> None:
@@ -522,8 +534,11 @@ def _call_steps(call: dict[str, Any], at: float | None) -> Iterator[Step]:
                    exit_code=shell_exit_code(call.get("status"), out), output=_output_tail(out))
     elif name in _EDIT_TOOLS:
         added, removed = _diff_counts(call.get("resultDisplay"))
-        yield Step("edit", at=at, path=_str(args.get("file_path")) or _str(args.get("path")) or None,
-                   added=added, removed=removed)
+        path = _str(args.get("file_path")) or _str(args.get("path"))
+        if path and not path.startswith("/"):  # G1 accepted relative paths; its result names the file
+            path = next((p.rstrip(".") for p in _ABS_PATH.findall(_result_text(call.get("result")) or "")
+                         if p.rstrip(".").endswith("/" + path.lstrip("./"))), path)
+        yield Step("edit", at=at, path=path or None, added=added, removed=removed)
     elif name in _AGENT_TOOLS:
         ref = call.get("agentId")
         yield Step("subagent", _cap(_str(args.get("prompt")), STEP_TEXT) or "", at=at,
@@ -550,6 +565,22 @@ def shell_exit_code(status: Any, output: str | None) -> int | None:
     if _SIGNAL.search(output) or status not in ("success", None):
         return None
     return 0 if "Output:" in output else None
+
+
+def _abs_paths(msg: dict[str, Any]) -> list[str]:
+    """Absolute paths in a message's tool-call arguments and results (hints for a G1 project root)."""
+    out: list[str] = []
+    for call in _list(msg.get("toolCalls")):
+        if not isinstance(call, dict):
+            continue
+        args = call.get("args") if isinstance(call.get("args"), dict) else {}
+        for key in ("file_path", "absolute_path", "dir_path", "path", "directory"):
+            v = args.get(key)
+            if isinstance(v, str) and v.startswith("/"):
+                out.append(v.rstrip("/") or "/")
+        text = _result_text(call.get("result")) or ""
+        out += [p.rstrip(".") for p in _ABS_PATH.findall(text[:4096])]
+    return out[:MAX_HINTS]
 
 
 def _result_text(result: Any) -> str | None:
