@@ -650,3 +650,36 @@ def test_real_legacy_fixture_lists_and_steps(tmp_path: Path) -> None:
         steps, stats = steps_of(r, s)
         assert_steps_match_scenario(steps, stats, want)
     assert snapshot(copy) == before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the synthetic bench corpus (bench/gen/gemini.py): what it writes is what the reader lists
+
+
+def test_bench_corpus_sessions_are_listed_with_their_facts(tmp_path: Path) -> None:
+    from bench.gen import gemini as bg
+    from bench.gen.common import DAY, T_END, Corpus, Gen, projects
+
+    g = Gen(7)
+    c = Corpus(root=tmp_path, home=tmp_path / "home")
+    places = projects(g, 6)
+
+    def start_of(g_: Gen, recent: bool) -> float:
+        return T_END - g_.r.uniform(0, 20 if recent else 400) * DAY
+
+    plans = bg.plans(g, 120, [300_000], places, start_of)
+    bg.write_all(g, c, plans)
+    want = {s["id"]: s for s in c.sessions}
+    assert {s["gen"] for s in c.sessions} == {"G1", "G2"} and any(s["parent_id"] for s in c.sessions)
+    for fast in (True, False):
+        r = GeminiReader(Env(home=c.home), fast=fast)
+        got = listing(r)
+        assert set(got) == set(want)
+        for sid, s in got.items():
+            w = want[sid]
+            assert s.first_request == gm._cap(w["first_request"]) and s.parent_id == w["parent_id"], sid
+            assert s.store_path == w["path"] and s.cwd and not s.problems, (sid, s.problems)
+    big = max(got.values(), key=lambda s: os.path.getsize(s.store_path))
+    steps, stats = steps_of(r, big)
+    assert os.path.getsize(big.store_path) > 250_000 and stats.damaged_lines == 0
+    assert any(x.kind == "command" for x in steps) and steps[0].kind == "request"
