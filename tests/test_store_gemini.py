@@ -683,3 +683,25 @@ def test_bench_corpus_sessions_are_listed_with_their_facts(tmp_path: Path) -> No
     steps, stats = steps_of(r, big)
     assert os.path.getsize(big.store_path) > 250_000 and stats.damaged_lines == 0
     assert any(x.kind == "command" for x in steps) and steps[0].kind == "request"
+
+
+def test_fingerprints_follow_the_files_the_facts_come_from(tmp_path: Path) -> None:
+    chats = project(tmp_path)
+    session_file(chats, standard())
+    r = reader(tmp_path)
+
+    def fp() -> tuple[Any, ...]:
+        (src,) = list(r.sources())
+        return src.fingerprint
+
+    a = fp()
+    assert fp() == a
+    time.sleep(0.01)
+    (chats.parent / ".project_root").write_text("/w/moved")
+    b = fp()
+    assert b != a
+    (tmp_path / ".gemini" / "projects.json").write_text('{"projects": {}}')
+    c = fp()
+    assert c != b
+    session_file(chats, jsonl(meta(), {"$set": {"messages": [context()]}}), minute="2026-12-01T23-00")
+    assert next(s.fingerprint for s in r.sources()) != c  # a twin appearing beside the session

@@ -39,6 +39,7 @@ from segue.stores.base import (
     HEAD_BYTES,
     MAX_TEXT,
     TAIL_BYTES,
+    Env,
     Location,
     Reader,
     Source,
@@ -80,7 +81,7 @@ _AGENT_TOOLS = frozenset({"invoke_agent", "delegate_to_agent"})
 class GeminiReader(Reader):
     runtime = RUNTIME
 
-    def __init__(self, env: Any, *, fast: bool | None = None) -> None:
+    def __init__(self, env: Env, *, fast: bool | None = None) -> None:
         super().__init__(env)
         self.fast = FAST_SUMMARY if fast is None else fast
 
@@ -103,6 +104,7 @@ class GeminiReader(Reader):
         except OSError:
             return
         roots = self._project_roots(projects)
+        pmap_fp = fingerprint(self.gemini_dir() / "projects.json")
         migrated = {_sha256(r) for r in roots.values()}  # hash dirs the CLI copied into a slug dir
         for proj in projects:
             if not _is_dir(proj):
@@ -114,7 +116,9 @@ class GeminiReader(Reader):
             for path, kind in _session_files(chats):
                 if slug_for_hash and (tmp / slug_for_hash / "chats" / path.relative_to(chats)).exists():
                     continue  # the same file, copied by the slug migration: read the copy the CLI uses
-                yield Source(RUNTIME, str(path), fingerprint(path), kind)
+                # cwd comes from .project_root and projects.json, a twin's verdict from its siblings (the dir)
+                fp = fingerprint(path, path.parent, Path(proj.path) / ".project_root") + pmap_fp
+                yield Source(RUNTIME, str(path), fp, kind)
 
     def _project_roots(self, projects: list[os.DirEntry[str]]) -> dict[str, str]:
         """slug dir name -> project root from its `.project_root` (tiny files, read once per listing)."""
