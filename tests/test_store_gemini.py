@@ -366,9 +366,13 @@ def test_broken_legacy_documents(tmp_path: Path) -> None:
     (chats / "session-2026-01-01T10-00-aaaaaaaa.json").write_text('{"sessionId": "aaaa-cut", "messages": [')
     (chats / "session-2026-01-01T10-00-bbbbbbbb.json").write_text('[{"sessionId": "x"}]')
     (chats / "session-2026-01-01T10-00-cccccccc.json").write_text(json.dumps({**meta("c" * 8), "messages": 5}))
+    (chats / "session-2026-01-01T10-00-dddddddd.json").write_text(json.dumps(
+        {**meta("d" * 8), "messages": [7, None, "x", ["y"], {"id": 3}, user("u1", "still read")]}))
     r = reader(tmp_path)
     got = listing(r)
-    assert set(got) == {"aaaaaaaa", "bbbbbbbb", "c" * 8}
+    assert set(got) == {"aaaaaaaa", "bbbbbbbb", "c" * 8, "d" * 8}
+    assert got["d" * 8].first_request == "still read"
+    assert kinds(steps_of(r, got["d" * 8])[0]) == [("request", "still read")]
     assert got["aaaaaaaa"].problems and got["bbbbbbbb"].problems
     for s in got.values():
         steps_of(r, s)  # never raises
@@ -705,3 +709,47 @@ def test_fingerprints_follow_the_files_the_facts_come_from(tmp_path: Path) -> No
     assert c != b
     session_file(chats, jsonl(meta(), {"$set": {"messages": [context()]}}), minute="2026-12-01T23-00")
     assert next(s.fingerprint for s in r.sources()) != c  # a twin appearing beside the session
+
+
+def _mutate(value: Any, rnd: Any) -> Any:
+    """Replace some values of a decoded record with values of other types (seeded)."""
+    odd = [None, 0, -1, 1.5, True, "", "x" * 300, [], {}, [None], {"id": None}, "\x00\x1b[31m"]
+    if isinstance(value, dict):
+        return {k: (rnd.choice(odd) if rnd.random() < 0.15 else _mutate(v, rnd)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rnd.choice(odd) if rnd.random() < 0.15 else _mutate(v, rnd) for v in value]
+    return value
+
+
+def test_mutated_real_sessions_never_crash(tmp_path: Path) -> None:
+    import random
+
+    d, _ = real_fixture("gemini")
+    sources = sorted(p for p in d.rglob("*.json*") if "chats" in p.parts)
+    assert len(sources) >= 6
+    rnd = random.Random(15)
+    n = 0
+    for i in range(120):
+        src = sources[i % len(sources)]
+        home = tmp_path / f"h{i}"
+        dest = home / ".gemini" / "tmp" / "p" / "chats" / src.name
+        dest.parent.mkdir(parents=True)
+        data = src.read_bytes()
+        kind = i % 3
+        if kind == 0:
+            data = data[: rnd.randrange(len(data))]
+        elif kind == 1:
+            pos = rnd.randrange(len(data))
+            data = data[:pos] + bytes(rnd.randrange(256) for _ in range(8)) + data[pos + 8:]
+        elif src.suffix == ".jsonl":
+            data = b"".join(json.dumps(_mutate(json.loads(line), rnd)).encode() + b"\n"
+                            for line in data.splitlines() if line.strip())
+        else:
+            data = json.dumps(_mutate(json.loads(data), rnd)).encode()
+        dest.write_bytes(data)
+        for fast in (True, False):
+            r = GeminiReader(Env(home=home), fast=fast)
+            for s in (s for source in r.sources() for s in r.summarize(source)):
+                s.to_json()
+                n += len(steps_of(r, s)[0]) + 1
+    assert n > 100

@@ -489,9 +489,11 @@ def _rewind(order: dict[str, tuple[int, int]], mid: str) -> None:
 # Steps from messages
 
 
-def _message_steps(msgs: Iterator[dict[str, Any]]) -> Iterator[Step]:
+def _message_steps(msgs: Iterator[Any]) -> Iterator[Step]:
     pending: dict[str, dict[str, Any]] = {}  # functionCall parts without a toolCalls record, by call id
     for msg in msgs:
+        if not isinstance(msg, dict):
+            continue  # a G1 document's messages list may hold anything
         at = parse_time(msg.get("timestamp"))
         kind = msg.get("type")
         if kind == "user":
@@ -571,9 +573,11 @@ def shell_exit_code(status: Any, output: str | None) -> int | None:
     return 0 if "Output:" in output else None
 
 
-def _abs_paths(msg: dict[str, Any]) -> list[str]:
+def _abs_paths(msg: Any) -> list[str]:
     """Absolute paths in a message's tool-call arguments and results (hints for a G1 project root)."""
     out: list[str] = []
+    if not isinstance(msg, dict):
+        return out
     for call in _list(msg.get("toolCalls")):
         if not isinstance(call, dict):
             continue
