@@ -602,11 +602,12 @@ def test_native_resume_appends_to_the_same_session(tmp_path: Path) -> None:
     h, r, exp, home, _ = _scratch(tmp_path)
     one = next(w for w in exp["sessions"] if w["scenario"] == "one")
     before = listing(r)[one["id"]]
-    prompt = "Please run `echo hello > out.txt && ls` for me again"
+    # a prompt whose scripted answer is not already on screen in the resumed history
+    prompt = "Create a .env file with the database password Sup3rS3cret-42 and show it to me"
     res = h.run_tty([str(h.runtime_bin("gemini")), *resume_argv(one["id"])[1:]], Path(one["cwd"]),
                     h.runtime_env("gemini", home),
-                    [("expect", "Type your message"), ("sleep", 1), ("type", prompt), ("sleep", 1), ("key", "Enter"),
-                     ("expect", "Done. I created out.txt"), ("sleep", 2)], timeout=90)
+                    [("expect", "Type your message"), ("sleep", 6), ("type", prompt), ("sleep", 1), ("key", "Enter"),
+                     ("expect", "Created .env with the database password"), ("sleep", 2)], timeout=90)
     assert not res.exited
     after = listing(GeminiReader(Env(home=home)))
     s = after[one["id"]]
