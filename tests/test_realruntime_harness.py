@@ -25,7 +25,8 @@ from tests.realruntimes import harness as h
 SESSION_KEYS = {"id", "parent_id", "scenario", "first_request", "latest_request", "cwd", "branch",
                 "commands", "files_written", "subagent_ids", "continues"}
 CREDENTIALS = {"auth.json", ".credentials.json", "providers.json", "secrets.json"}
-PARTNER = {"claude": "codex", "codex": "claude", "opencode": "cline", "cline": "opencode"}
+PARTNER = {"claude": "codex", "codex": "claude", "opencode": "cline", "cline": "opencode",
+           "gemini": "claude"}  # Gemini continues the Claude fixture's `one` session (no pair)
 
 
 # ---------------------------------------------------------------- fake model

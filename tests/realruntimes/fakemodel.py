@@ -5,6 +5,7 @@ Routes:
 - ``POST /v1/messages/count_tokens``
 - ``POST /v1/responses``         OpenAI Responses (SSE), Codex
 - ``POST /v1/chat/completions``  delegated to ``tests.realruntimes.fake_chat.handle_chat`` (OpenCode, Cline)
+- ``POST /v1beta/models/<model>:<method>``  Gemini API, delegated to ``tests.realruntimes.fake_gemini``
 Anything else gets an empty JSON object (GET) or 404 (POST), so probes never hang a runtime.
 
 Every dialect turns its request into a ``scenario.Turn`` and renders ``scenario.next_action`` as its own
@@ -308,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        path = urlsplit(self.path).path
+        url = urlsplit(self.path)
+        path = url.path
         _log_request(path, raw)
         try:
             req = json.loads(raw or b"{}")
@@ -326,6 +328,9 @@ class _Handler(BaseHTTPRequestHandler):
                 ctype, chunks = responses_reply(req)
             elif path.endswith("/chat/completions"):
                 ctype, chunks = chat_reply(req)
+            elif "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
+                from tests.realruntimes.fake_gemini import handle_gemini
+                ctype, chunks = handle_gemini(path, url.query, req)
             else:
                 self._send(404, "application/json", [b'{"error":"not found"}'])
                 return

@@ -14,7 +14,7 @@ import sys
 
 from tests.realruntimes.harness import FIXTURES, runtime_bin
 
-RUNTIMES = ("claude", "codex", "opencode", "cline")
+RUNTIMES = ("claude", "codex", "opencode", "cline", "gemini")
 
 
 def main(argv: list[str] | None = None) -> int:

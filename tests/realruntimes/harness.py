@@ -34,9 +34,11 @@ REPO = Path(__file__).resolve().parents[2]
 RUNTIMES = REPO / ".runtimes"
 FIXTURES = REPO / "tests" / "fixtures" / "real"
 GEN_BASE = Path("/tmp/segue-fx")
-BIN_NAMES = {"claude": "claude", "codex": "codex", "opencode": "opencode", "cline": "cline"}
+BIN_NAMES = {"claude": "claude", "codex": "codex", "opencode": "opencode", "cline": "cline", "gemini": "gemini",
+             "gemini-legacy": "gemini"}
 DEFAULT_PORT = 18080
 DUMMY_KEY = "sk-ant-api03-segue-fake-key-0000000000000000000000000000AA"
+GEMINI_DUMMY_KEY = "segue-fake-gemini-key"
 
 # What copy_pruned never copies: credentials, caches, logs, binaries, shell snapshots (names or suffixes).
 PRUNE_NAMES = frozenset({
@@ -97,6 +99,10 @@ def runtime_env(rt: str, home: Path, port: int = DEFAULT_PORT) -> dict[str, str]
             "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_SHARE", "OPENCODE_DISABLE_CLAUDE_CODE")})
     elif rt == "cline":
         env["CLINE_NO_AUTO_UPDATE"] = "1"
+    elif rt in ("gemini", "gemini-legacy"):
+        # the @google/genai SDK takes its base URL from GOOGLE_GEMINI_BASE_URL; error reports go to TMPDIR
+        env.update({"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_API_KEY": GEMINI_DUMMY_KEY,
+                    "TMPDIR": str(home / ".tmp"), "GEMINI_TELEMETRY_ENABLED": "false", "NO_BROWSER": "1"})
     return env
 
 
@@ -152,7 +158,28 @@ def prepare_home(rt: str, home: Path, port: int = DEFAULT_PORT, trusted: Iterabl
         doc = {"autoupdate": False, "share": "disabled", "model": "fake/fake-model",
                "small_model": "fake/fake-model", "provider": provider}
         (cfg / "opencode.json").write_text(json.dumps(doc, indent=2) + "\n")
+    elif rt in ("gemini", "gemini-legacy"):
+        _gemini_home(home, legacy=rt == "gemini-legacy")
     # cline: `cline auth …` writes its provider file; engineer B's generator runs it
+
+
+def _gemini_home(home: Path, legacy: bool = False) -> None:
+    """~/.gemini/settings.json (API-key auth, no telemetry, updates or trust dialog) and a user policy that
+    lets the scripted tools run without a confirmation (the headless `-p` mode refuses what would ask)."""
+    gem = home / ".gemini"
+    (gem / "policies").mkdir(parents=True, exist_ok=True)
+    (home / ".tmp").mkdir(exist_ok=True)
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+                "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                "ide": {"enabled": False, "hasSeenNudge": True}}
+    if legacy:  # 0.24 has no user policy files; its allow-list setting lets the tools run headless
+        settings["tools"] = {"allowed": ["run_shell_command", "write_file"]}
+    (gem / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    redirect = "allow_redirection" if legacy else "allowRedirection"  # the TOML key was renamed after 0.24
+    (gem / "policies" / "segue-fixture.toml").write_text(
+        '[[rule]]\ntoolName = ["run_shell_command", "write_file", "invoke_agent"]\n'
+        f'decision = "allow"\n{redirect} = true\npriority = {999 if legacy else 100}\n')
 
 
 # ---------------------------------------------------------------- network namespace
@@ -418,6 +445,7 @@ class Gen:
     runtime = ""
     env_rel: ClassVar[dict[str, str]] = {}
     keep: ClassVar[tuple[str, ...]] = ()  # home-relative paths copied into the fixture
+    drop: ClassVar[frozenset[str]] = PRUNE_NAMES  # names never copied (a store under `tmp/` narrows it)
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -465,7 +493,7 @@ class Gen:
     def write_fixture(self, dest: Path) -> None:
         """Copy the pruned home to dest/home (+ live-capture) and write dest/expected.json."""
         stage = self.root / "fixture"
-        copy_pruned(self.home, stage / "home", self.keep)
+        copy_pruned(self.home, stage / "home", self.keep, self.drop)
         for db in [*(stage / "home").rglob("*.sqlite"), *(stage / "home").rglob("*.db")]:
             fold_wal(db)
         live = self.root / "live-capture"
