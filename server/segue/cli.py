@@ -93,6 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _positive(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError("must be a number") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number")
+    return n
+
+
 def _count(v: str) -> int:
     try:
         n = int(v)
