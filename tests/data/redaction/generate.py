@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a data table: one vendor format or context per line)
 """Writes gen_dev.jsonl and gen_heldout.jsonl: made-up credentials of vendors' documented shapes (prefix,
 charset, length; every body is random, nothing here is a real credential) and hand-written secret kinds
 (passwords, SQL, URLs, encoded blobs…), placed in transcript contexts (prompts, commands, command output),
