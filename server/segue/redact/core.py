@@ -1,0 +1,214 @@
+"""The Redactor: exact values, rule spans merged and applied, excerpts cut around redacted text."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
+from segue.redact.index import _GATED_RE, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
+from segue.redact.keyblocks import _extend_back_over_key_block, _extend_over_key_blocks, _orphan_key_tail
+
+# ---------------------------------------------------------------------------------------------
+# exact values
+
+
+def _encodings(value: str) -> set[str]:
+    """The value plus the forms it takes when base64- or percent-encoded inside something larger."""
+    forms = {value}
+    raw = value.encode()
+    for pad in range(3):  # base64 at each alignment; drop characters that mix in neighbouring bytes
+        enc = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
+        lead = (pad * 4 + 2) // 3 if pad else 0
+        tail = 1 if (pad + len(raw)) % 3 else 0
+        core = enc[lead : len(enc) - tail]
+        if len(core) >= _MIN_EXACT:
+            forms.add(core)
+            forms.add(core.replace("+", "-").replace("/", "_"))
+    for q in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
+        forms.add(q)
+    return {f for f in forms if len(f) >= _MIN_EXACT}
+
+
+def _env_values(environ: Mapping[str, str]) -> list[str]:
+    return [v for k, v in environ.items() if _ENV_NAME_RE.search(k) and len(v) >= _MIN_EXACT]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Redactor:
+    """Replaces secrets with ``[REDACTED:<rule-id>]``; see the module docstring."""
+
+    def __init__(self, exact_values: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> None:
+        env = dict(os.environ if environ is None else environ)  # read once: an agent cannot export it away
+        self._exact: set[str] = set()
+        self._exact_re: re.Pattern[str] | None = None
+        for v in [*exact_values, *_env_values(env)]:
+            self._add(v)
+        self._compile_exact()
+
+    def add_exact(self, value: str) -> None:
+        """Also redact this value (e.g. a token this process minted) and its encodings."""
+        if self._add(value):
+            self._compile_exact()
+
+    def _add(self, value: str) -> bool:
+        if len(value) < _MIN_EXACT:
+            return False
+        new = _encodings(value) - self._exact
+        self._exact |= new
+        return bool(new)
+
+    def _compile_exact(self) -> None:
+        if self._exact:
+            alts = sorted(self._exact, key=lambda s: (-len(s), s))  # longest first
+            self._exact_re = re.compile("|".join(map(re.escape, alts)))
+
+    # -- public --------------------------------------------------------------------------
+
+    def redact(self, text: str) -> tuple[str, int]:
+        """(text with secrets replaced by markers, number replaced). Idempotent."""
+        total = 0
+        for _ in range(3):  # a marker can expose a new match ("Token [REDACTED]"): run to a fixed point
+            spans = self._spans(text)
+            if not spans:
+                break
+            text, total = _apply(text, spans), total + len(spans)
+        return text, total
+
+    def excerpt(self, text: str, limit: int, keep: Literal["head", "tail"] = "head") -> tuple[str, int, bool]:
+        """Redact a window around the part that survives a cut to ``limit`` characters, then cut.
+
+        The window holds at least 8 KiB beyond the cut (more if redaction shrank it) and reaches over
+        any private-key block that starts in it, so a secret straddling the cut is seen whole.
+        Fails closed: on any error the block is withheld and only the exception type is logged.
+        """
+        truncated = len(text) > limit
+        try:
+            return self._excerpt(text, limit, keep, truncated)
+        except Exception as exc:  # fail closed, never echo the text
+            log.warning("redaction failed: %s", type(exc).__name__)
+            return WITHHELD, 0, truncated
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _excerpt(self, text: str, limit: int, keep: str, truncated: bool) -> tuple[str, int, bool]:
+        limit = max(0, limit)
+        if not truncated:  # the common case: the whole text is the window and nothing is cut
+            spans = self._spans(text)
+            if not spans:
+                return text, 0, False
+            red = _apply(text, spans)
+            if len(red) <= limit:
+                return red, min(sum(1 for _ in MARKER_RE.finditer(red)), len(spans)), False
+        context = _CONTEXT
+        for attempt in range(4):
+            if keep == "head":
+                lo, hi = 0, min(len(text), limit + context)
+                hi = _extend_over_key_blocks(text, lo, hi)
+            else:
+                lo, hi = max(0, len(text) - limit - context), len(text)
+                lo = _extend_back_over_key_block(text, lo, hi)
+            window = text[lo:hi]
+            spans = self._spans(window)
+            if keep == "tail" and lo > 0:
+                spans = _merge([*spans, *_orphan_key_tail(window)])
+            red = _apply(window, spans)
+            # The _OVERLAP characters at the window's cut side may hold the part of a secret that a
+            # rule could not see whole. Redaction can shorten the text and pull them into the kept
+            # part: then widen the window, and in the end keep less rather than leak.
+            if keep == "head":
+                safe = len(red) if hi >= len(text) else _map_offset(spans, len(window) - _OVERLAP)
+            else:
+                safe = len(red) if lo <= 0 else len(red) - _map_offset(spans, _OVERLAP)
+            whole = hi >= len(text) if keep == "head" else lo <= 0
+            if safe >= limit or whole or attempt == 3:
+                keep_n = min(limit, safe)
+                out = _cut_head(red, keep_n) if keep == "head" else _cut_tail(red, keep_n)
+                break
+            context *= 4
+        kept = sum(1 for _ in MARKER_RE.finditer(out)) if spans else 0
+        return out, min(kept, len(spans)), truncated
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        if self._exact_re is not None and any(v in text for v in self._exact):  # `in` is cheaper than sre
+            found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
+        low = _lower(text)
+        # else no rule can match: most titles, commands and paths stop here
+        if _has_keyword(low) or (_GATED_RE is not None and _GATED_RE.search(low)):
+            if "-----BEGIN" in text or "PuTTY-User-Key-File" in text:
+                for rule in _WHOLE_RULES:
+                    if any(k in low for k in rule.keywords):
+                        found += _run(rule, text, 0)
+            if len(text) <= 2 * _WINDOW:
+                found += _scan(text, 0, low)
+            else:
+                for start, chunk in _windows(text):
+                    found += _scan(chunk, start, low[start : start + len(chunk)])
+        if not found:
+            return found
+        if "[REDACTED:" in text:
+            protected = [m.span() for m in MARKER_RE.finditer(text)]
+            found = [s for s in found if not any(s[0] < pe and ps < s[1] for ps, pe in protected)]
+        return _merge(found)
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Union of overlapping spans; the first rule (by position, then table order) names it."""
+    out: list[tuple[int, int, str]] = []
+    for a, b, rid in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if out and a < out[-1][1]:
+            pa, pb, prid = out[-1]
+            out[-1] = (pa, max(pb, b), prid)
+        else:
+            out.append((a, b, rid))
+    return out
+
+
+def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:
+    parts, pos = [], 0
+    for a, b, rid in spans:
+        parts += [text[pos:a], f"[REDACTED:{rid}]"]
+        pos = b
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _map_offset(spans: list[tuple[int, int, str]], off: int) -> int:
+    """Where offset ``off`` of the original lands in the redacted text (start of a marker if inside one)."""
+    shift = 0
+    for a, b, rid in spans:
+        if a >= off:
+            break
+        marker = len(rid) + 11
+        if b > off:
+            return a + shift
+        shift += marker - (b - a)
+    return off + shift
+
+
+
+
+def _straddling_marker(red: str, cut: int) -> re.Match[str] | None:
+    """The marker that the cut position falls inside, if any (markers are at most ~75 chars)."""
+    for m in MARKER_RE.finditer(red, max(0, cut - 80), cut + 80):
+        if m.start() < cut < m.end():
+            return m
+    return None
+
+
+def _cut_head(red: str, limit: int) -> str:
+    m = _straddling_marker(red, limit)
+    return red[: m.start() if m else limit]  # never leave half a marker
+
+
+def _cut_tail(red: str, limit: int) -> str:
+    cut = max(0, len(red) - limit)
+    m = _straddling_marker(red, cut)
+    return red[m.end() if m else cut :]
