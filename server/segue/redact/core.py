@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
+import bisect
 import os
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from segue.redact import generic
+from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
-from segue.redact.index import _GATED_RE, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
+from segue.redact.index import _GATED_RE, _SHAPE_RULES, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
 from segue.redact.keyblocks import _extend_back_over_key_block, _extend_over_key_blocks, _orphan_key_tail
 
 # ---------------------------------------------------------------------------------------------
@@ -44,13 +47,36 @@ def _env_values(environ: Mapping[str, str]) -> list[str]:
 class Redactor:
     """Replaces secrets with ``[REDACTED:<rule-id>]``; see the module docstring."""
 
-    def __init__(self, exact_values: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, exact_values: Iterable[str] = (), environ: Mapping[str, str] | None = None,
+                 remember: bool = True) -> None:
         env = dict(os.environ if environ is None else environ)  # read once: an agent cannot export it away
         self._exact: set[str] = set()
         self._exact_re: re.Pattern[str] | None = None
         for v in [*exact_values, *_env_values(env)]:
             self._add(v)
         self._compile_exact()
+        # values any rule found (6+ chars): their other occurrences are redacted too, in this text and,
+        # with remember=True, in every later call (a brief: found under a key, shown bare elsewhere)
+        self.remember = remember
+        self._learned: set[str] = set()
+        self._learned_re: re.Pattern[str] | None = None
+
+    def scoped(self) -> Redactor:
+        """A Redactor with the same exact values and a fresh memory of found values (one per brief)."""
+        child = Redactor.__new__(Redactor)
+        child._exact, child._exact_re = self._exact, self._exact_re
+        child.remember, child._learned, child._learned_re = True, set(), None
+        return child
+
+    def learned(self) -> frozenset[str]:
+        """The values rules have found so far (what redact_known() redacts)."""
+        return frozenset(self._learned)
+
+    def redact_known(self, text: str) -> tuple[str, int]:
+        """Redact only the values found so far and the exact values: cheap, for a last pass over the
+        pieces of a brief written before a later piece taught the Redactor a value."""
+        spans = self._known_spans(text, [])
+        return (_apply(text, spans), len(spans)) if spans else (text, 0)
 
     def add_exact(self, value: str) -> None:
         """Also redact this value (e.g. a token this process minted) and its encodings."""
@@ -136,6 +162,37 @@ class Redactor:
         return out, min(kept, len(spans)), truncated
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Rule spans, then every other occurrence of a value they cover (and of values found earlier)."""
+        spans = self._rule_spans(text)
+        new = {text[a:b] for a, b, rid in spans if b - a >= _MIN_LEARNED and rid not in _NOT_LEARNED}
+        new = {v for v in new if _learnable(v)}
+        if new or self._learned:
+            spans = self._known_spans(text, spans, new)
+        return spans
+
+    def _known_spans(self, text: str, spans: list[tuple[int, int, str]],
+                     new: set[str] | frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
+        """``spans`` plus every occurrence of a found value (``new`` and, remembered, earlier ones) that is
+        not part of a longer word."""
+        if self.remember and new - self._learned and len(self._learned) < _MAX_LEARNED:
+            self._learned |= new
+            self._learned_re = None
+        pool = self._learned | new if self.remember else set(new)
+        if len(pool) <= 64:
+            values = [v for v in pool if v in text]  # `in` is cheaper than sre
+        else:
+            if self._learned_re is None:
+                self._learned_re = _literal_re(self._learned)
+            values = [v for v in new if v in text] + [m.group() for m in self._learned_re.finditer(text)]
+        found = list(spans)
+        if values:
+            pat = _literal_re(values, bounded=True)
+            found += [(*m.span(), "repeated-secret") for m in pat.finditer(text)]
+        if not spans and self._exact_re is not None and any(v in text for v in self._exact):
+            found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
+        return _drop_protected(text, _merge(found)) if found else found
+
+    def _rule_spans(self, text: str) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
         if self._exact_re is not None and any(v in text for v in self._exact):  # `in` is cheaper than sre
             found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
@@ -151,12 +208,53 @@ class Redactor:
             else:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
+        for rule in _SHAPE_RULES:  # linear scans, tried only where their gate opens
+            if rule.gate is None or rule.gate.search(text):
+                found += _run(rule, text, 0)
         if not found:
             return found
-        if "[REDACTED:" in text:
-            protected = [m.span() for m in MARKER_RE.finditer(text)]
-            found = [s for s in found if not any(s[0] < pe and ps < s[1] for ps, pe in protected)]
-        return _merge(found)
+        return _drop_protected(text, _merge(found))
+
+
+_LEARN_CHARS_RE = re.compile(r"[^\s\"'`()\[\]{}<>,;\\]{6,200}")
+
+
+def _learnable(value: str) -> bool:
+    """Worth redacting wherever else it occurs: one secret-like word, not code, a name or a placeholder.
+    A false positive learned would spread through the whole brief."""
+    if not _LEARN_CHARS_RE.fullmatch(value) or "[REDACTED:" in value or is_placeholder(value):
+        return False
+    if _CODE_RE.match(value) or re.fullmatch(r"[A-Za-z_.\-]+|\d+|[\d.]+|[A-Za-z][\w.-]*=", value):
+        return False
+    return any(c.isdigit() for c in value) or not value.isalnum() or not (value.islower() or value.isupper())
+
+
+def _literal_re(values: Iterable[str], bounded: bool = False) -> re.Pattern[str]:
+    alts = "|".join(map(re.escape, sorted(set(values), key=lambda v: (-len(v), v))))  # longest first
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alts})(?![A-Za-z0-9])" if bounded else alts)
+
+
+_MIN_LEARNED = 6
+_MAX_LEARNED = 4096
+_NOT_LEARNED = frozenset({"private-key", "private-key-open", "putty-private-key", "known-secret", "repeated-secret"})
+
+
+def _drop_protected(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans that overlap no marker already in the text (so redact() is idempotent). Linear: spans and
+    markers are both sorted by start, and markers do not overlap each other."""
+    if "[REDACTED:" not in text or not spans:
+        return spans
+    marks = [m.span() for m in MARKER_RE.finditer(text)]
+    if not marks:
+        return spans
+    starts = [a for a, _ in marks]
+    out = []
+    for s in sorted(spans):
+        i = bisect.bisect_left(starts, s[1])  # markers starting before the span ends
+        if i and marks[i - 1][1] > s[0]:
+            continue  # the last such marker overlaps (any earlier one ends before it starts)
+        out.append(s)
+    return out
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -212,3 +310,21 @@ def _cut_tail(red: str, limit: int) -> str:
     cut = max(0, len(red) - limit)
     m = _straddling_marker(red, cut)
     return red[m.end() if m else cut :]
+
+
+_DECODE_DEPTH = [0]
+
+
+def _decoded_has_secret(text: str) -> bool:
+    """generic.decoded_scan: do the rules find anything in a decoded base64 run? (one level deep)"""
+    if _DECODE_DEPTH[0]:
+        return False
+    _DECODE_DEPTH[0] += 1
+    try:
+        return bool(_PLAIN._rule_spans(text))
+    finally:
+        _DECODE_DEPTH[0] -= 1
+
+
+_PLAIN = Redactor(environ={}, remember=False)
+generic.decoded_scan = _decoded_has_secret

@@ -57,7 +57,9 @@ _STRADDLING = {
 }
 _KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
                   for k in _KEYWORDS}
-_WHOLE_RULES = tuple(r for r in RULES if r.whole_text)
+_WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
+# whole-text rules with no keyword judge token shapes in one linear scan of their own (generic.py)
+_SHAPE_RULES = tuple(r for r in RULES if r.whole_text and not r.keywords)
 _GATED = frozenset(i for i, r in enumerate(RULES) if not r.keywords and r.gate is not None and not r.whole_text)
 
 

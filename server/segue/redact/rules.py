@@ -23,6 +23,7 @@ from segue.redact.checks import (
     _url_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
+from segue.redact.generic import shaped_tokens
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 
 _I = re.I
@@ -164,6 +165,10 @@ RULES: tuple[Rule, ...] = (
     Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
          starts=_AT_KEYWORD),
     Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
+    # prefix + random body (acme_live_8fK2…), long random runs, base64 that decodes to a secret: judged in
+    # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
+    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
+         gate=_r(r"[A-Za-z0-9]{16}")),
     # --- tier 2: structure and context ----------------------------------------------------
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),

@@ -1,0 +1,181 @@
+"""Rules that judge a token by its shape, not by a vendor's table (issue 12): a short prefix and a random body
+(``acme_live_8fK2…``), a long random run with no prefix, and base64 runs that decode to key material or to
+anything the other rules match. One scan finds runs of 16+ alphanumerics (sre skips through text without
+them quickly); each is widened to the token around it and judged in Python.
+
+Judging a body "random": 16+ characters, digits with letters or both cases, Shannon entropy over a limit,
+and not words (CamelCase or snake_case made of long alphabetic pieces), not a UUID, not a placeholder.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+
+from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
+
+Span = tuple[int, int, str]
+
+_RUN16 = re.compile(r"[A-Za-z0-9]{16}")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/=-")
+_MAX_TOKEN = 2000
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_PIECES_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_PREFIX_PART_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}")
+_SUB_PART_RE = re.compile(r"[A-Za-z0-9]{1,12}")
+# prefixes of ids, digests and names that are random but not secret (API object ids, hashes, build ids)
+_ID_PREFIXES = frozenset({
+    "msg", "toolu", "req", "request", "call", "chatcmpl", "run", "thread", "asst", "batch", "evt", "event", "cus",
+    "sub", "file", "ftjob", "vs", "org", "user", "id", "uuid", "sha", "sha1", "sha224", "sha256", "sha384",
+    "sha512", "md5", "blake2b", "etag", "commit", "build", "trace", "span", "session", "conv", "resp", "item",
+    "step", "job", "task", "node", "pod", "img", "image", "ch", "pi", "pm", "price", "prod", "inv", "in", "txn",
+    "acct", "ord", "att", "doc", "chunk", "sess", "ctx", "op", "obj", "res", "ref", "rev", "snap",
+    "test", "tests", "example", "sample", "dummy", "fake",
+})
+_DIGEST_BEFORE_RE = re.compile(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
+                               r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
+
+
+def random_body(body: str, min_len: int = 16) -> bool:
+    """Does ``body`` look like the random part of a credential?"""
+    body = body.rstrip("=")
+    if len(body) < min_len or _X_RUN_RE.search(body) or _MADE_UP_RE.search(body) or "example" in body.lower():
+        return False
+    if _UUID_RE.fullmatch(body):
+        return False
+    digit = any(c.isdigit() for c in body)
+    upper = any(c.isupper() for c in body)
+    lower = any(c.islower() for c in body)
+    if not ((digit and (upper or lower)) or (upper and lower)):
+        return False
+    alnum = "".join(c for c in body if c.isalnum())
+    if _HEX_RE.fullmatch(alnum):
+        return len(alnum) >= 24 and shannon(alnum) >= 3.0  # shorter hex: instance, commit and object ids
+    if shannon(body) < (3.3 if len(body) < 24 else 3.6):
+        return False
+    return not _wordy(body)
+
+
+def _wordy(body: str) -> bool:
+    """CamelCase or snake_case words, version strings, host names: long alphabetic pieces."""
+    pieces = _PIECES_RE.findall(body)
+    if not pieces:
+        return True
+    alpha = [p for p in pieces if not p.isdigit()]
+    if not alpha:
+        return False
+    mean = sum(map(len, alpha)) / len(alpha)
+    return mean >= 3.6 or len(pieces) <= 3
+
+
+def _prefixed(seg: str) -> bool:
+    """prefix[_.-]sub[_.-]sub[_.-]body with a short alphanumeric prefix, up to two sub-prefixes."""
+    seps = [i for i, c in enumerate(seg) if c in "_.-"][:3]
+    for k, cut in enumerate(seps):
+        parts = re.split(r"[_.-]", seg[:cut])
+        if len(parts) != k + 1 or not _PREFIX_PART_RE.fullmatch(parts[0]):
+            return False
+        if parts[0].lower() in _ID_PREFIXES:
+            return False
+        if any(not _SUB_PART_RE.fullmatch(p) for p in parts[1:]):
+            return False
+        if random_body(seg[cut + 1 :]):
+            return True
+    return False
+
+
+def _bare(seg: str) -> bool:
+    """A long random run with no prefix: alphanumerics only (base64 and paths have + / =), not all hex."""
+    if not 32 <= len(seg) <= 200 or not seg.isalnum() or _HEX_RE.fullmatch(seg):
+        return False
+    return random_body(seg, 32) and shannon(seg) >= 4.3 and not _decodes_to_text(seg)
+
+
+def _decodes_to_text(run: str) -> bool:
+    raw = _b64decode(run)
+    if raw is None or len(raw) < 12:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable >= 0.95 * len(raw)
+
+
+def _b64decode(run: str) -> bytes | None:
+    s = run.rstrip("=")
+    if len(s) % 4 == 1:
+        return None
+    s += "=" * (-len(s) % 4)
+    try:
+        if "-" in s or "_" in s:
+            return base64.urlsafe_b64decode(s)
+        return base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+_JWK_PRIVATE_RE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{16,}')
+_PEM_RE = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY")
+_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
+
+# the other rules, run on decoded text (set by the index module, which imports this one)
+decoded_scan: Callable[[str], bool] | None = None
+
+
+def _encoded_secret(run: str) -> bool:
+    """A base64 run of 32+ characters that decodes to a PEM header, private JWK fields or a secret."""
+    raw = _b64decode(run)
+    if raw is None:
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if _PEM_RE.search(text) or ('"kty"' in text and _JWK_PRIVATE_RE.search(text)):
+        return True
+    return decoded_scan is not None and decoded_scan(text)
+
+
+def shaped_tokens(text: str) -> list[Span]:
+    """Spans of prefixed random tokens, bare random runs and base64-encoded secrets in ``text``."""
+    out: list[Span] = []
+    covered = 0
+    n = len(text)
+    for m in _RUN16.finditer(text):
+        if m.start() < covered:
+            continue
+        a = m.start()
+        lo = max(0, a - _MAX_TOKEN)
+        while a > lo and text[a - 1] in _TOKEN_CHARS:
+            a -= 1
+        b = m.end()
+        hi = min(n, b + _MAX_TOKEN)
+        while b < hi and text[b] in _TOKEN_CHARS:
+            b += 1
+        covered = b
+        span = _judge(text, a, b)
+        if span is not None:
+            out.append(span)
+    return out
+
+
+def _judge(text: str, a: int, b: int) -> Span | None:
+    while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
+        b -= 1
+    run = text[a:b]
+    if _DIGEST_BEFORE_RE.search(text, max(0, a - 24), a):
+        return None
+    if len(run) >= 32 and "." not in run and _B64_RUN_RE.fullmatch(run) and _encoded_secret(run):
+        return a, b, "encoded-secret"
+    # path segments and base64 runs: judge each piece between slashes; a random piece of a base64 run
+    # (it has + or = and no dot) takes the rest of the run with it
+    pos = a
+    for seg in run.split("/"):
+        end = pos + len(seg)
+        if len(seg) >= 18 and (_prefixed(seg) or (seg == run and _bare(seg) and text[max(0, a - 7):a] != "base64,")):
+            if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
+                return pos, b, "prefixed-token"
+            return pos, end, "prefixed-token"
+        pos = end + 1
+    return None
