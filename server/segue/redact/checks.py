@@ -64,7 +64,7 @@ _CODE_RE = re.compile(
       | (?:self|this|os|process|var|local|locals|config|settings|env|data|args|opts|options|params|props
          |ctx|context|secrets|vars|values|inputs|steps|needs|req|request|cfg|conf)\.[\w.]+[,;)]*
       | [A-Za-z_][A-Za-z0-9_.]*\s*[(\[].*                                 # getenv("X"), env["X"]
-      | [a-z]+(?:_[a-z0-9]+)+ | [a-z]+(?:[A-Z][a-z0-9]+)+                # snake_case, camelCase names
+      | [a-z]+(?:_[a-z0-9]+)+ | [a-z]{2,}(?:[A-Z][a-z]{2,}\d?)+            # snake_case, camelCase names
     )$""",
     re.X,
 )
@@ -80,7 +80,7 @@ def is_placeholder(value: str) -> bool:
     v = value.strip()
     if not v or _PLACEHOLDER_RE.match(v):
         return True
-    core = _unquote(v)
+    core = _unquote(v.rstrip(",;")).rstrip(",;")
     if not core or core.lower() in _STOPWORDS or _PLACEHOLDER_RE.match(core):
         return True
     if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core):
@@ -96,9 +96,18 @@ def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _X_RUN_RE.search(value)
 
 
+# a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
+# "] = data[", ": null, " (the key was quoted, the value is not)
+_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|[(\[{=,+:][\s]*$|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+
+
+def _between_quotes(value: str) -> bool:
+    return _quoted(value) and _BETWEEN_QUOTES_RE.search(value[1:-1]) is not None
+
+
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Tier 2 keyword contexts: any real-looking value, placeholders excepted."""
-    if is_placeholder(value):
+    if is_placeholder(value) or _between_quotes(value):
         return False
     if _unquote(value).lower() == "changeme":
         line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
@@ -219,6 +228,22 @@ _NOT_SECRET_KEY_PAIRS = frozenset(
 )
 
 
+# password key words by shape: abbreviated, misspelt, plural or glued to a prefix (PSWD, PASWRD, passworsd,
+# passwords, MYSQLPASS, adminPwd), but not the English words that hold "pass" or "pw"
+_PW_SHAPE_RE = re.compile(
+    r"[a-z0-9]{0,16}?(?:p(?:a?s{1,3})?[ao]?w(?:[aeiou]?r?[aeiou]?[rst]?)?[dt]s?|pass(?:es)?|pswd?s?|passcodes?"
+    r"|passphrases?|pword)")
+_PW_DENY = frozenset({
+    "bypass", "bypasses", "compass", "compasses", "surpass", "trespass", "overpass", "underpass", "encompass",
+    "upward", "upwards", "passes", "byepass", "impass", "kompass", "passport", "passive", "passage",
+})
+
+
+def pw_word(w: str) -> bool:
+    """Is this key word a password's name? ('pswd', 'mysqlpass', 'passworsd' yes; 'bypass', 'passive' no)"""
+    return w not in _PW_DENY and _PW_SHAPE_RE.fullmatch(w) is not None
+
+
 def key_words(key: str) -> list[str]:
     """'DB_PASSWORD' -> ['db', 'password']; 'apiKeyValue' -> ['api', 'key', 'value']."""
     parts = re.split(r"[_.\-\s\[\]]+|(?<=[a-z0-9])(?=[A-Z])", key.strip("\"'`$@"))
@@ -232,7 +257,7 @@ def _names_secret(key: str, family: frozenset[str], qualified_key: bool, last_ke
         return False
     for i, w in enumerate(words):
         prev = words[i - 1] if i else ""
-        if w in family and prev not in _NOT_SECRET_KEY_PAIRS:
+        if (w in family or ("password" in family and pw_word(w))) and prev not in _NOT_SECRET_KEY_PAIRS:
             return True
         if qualified_key and w == "key" and prev in _KEY_QUALIFIERS:
             return True
@@ -250,3 +275,52 @@ def _keyed(check: Check, family: frozenset[str], qualified_key: bool, last_key: 
 
     return run
 
+
+
+_FLAG_NOT_SECRET_LAST = frozenset({"stdin", "fd", "helper", "command", "cmd", "arn", "issuer", "audience", "scope",
+                                    "lifetime", "role", "cache", "location", "kind", "threshold", "output", "out"})
+
+
+def _secret_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """--any-flag-naming-a-secret VALUE: the flag names a secret (not --token-file, --password-stdin)."""
+    words = key_words(m.group("k"))
+    if not words or (words[-1] in _NOT_SECRET_LAST and not (words[-1] == "id" and "secret" in words)):
+        return False
+    if words[-1] in _FLAG_NOT_SECRET_LAST or _NOT_SECRET_KEYS_RE.search(m.group("k")):
+        return False
+    core = _unquote(value)
+    if core.startswith(("/", "./", "~/")) or re.fullmatch(r"\d{1,12}|[a-z]+(?:-[a-z]+)*", core):
+        return False  # a path, a count, a plain word (--token-type bearer)
+    return len(core) >= 4 and _context_ok(value, m, text)
+
+
+def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """htpasswd takes the password on the command line only with -b."""
+    return "b" in m.group("f") and _context_ok(value, m, text)
+
+
+def _prose_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"the password for X is VALUE": a quoted value, or one with a digit or symbol."""
+    core = _unquote(value).rstrip(",;.:!?")
+    if len(core) < 4 or not _context_ok(value, m, text) or core.lower() in _STOPWORDS:
+        return False
+    return _quoted(value) or not core.isalpha()
+
+
+_URL_SECRET_LAST = frozenset({"key", "token", "secret", "signature", "sig", "credential", "credentials", "password",
+                              "passwd", "pwd", "pw", "pass", "auth", "apikey"})
+
+
+def _url_param_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """?anyKey=… &x_token=…: the last word of the name is a secret's name, the value is not a plain word."""
+    words = key_words(m.group("k"))
+    if not words or (words[-1] not in _URL_SECRET_LAST and not pw_word(words[-1])):
+        return False
+    if words[-1] in ("key", "auth") and len(words) == 1 and not re.search(r"\d", value):
+        return False
+    return _secret_ok(value, m, text)
+
+
+def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Password=… in a connection string: not a code expression (os.environ.get(…), None, null)."""
+    return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))

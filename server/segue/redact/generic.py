@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import re
 from collections.abc import Callable
 
@@ -19,7 +20,8 @@ from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
 Span = tuple[int, int, str]
 
 _RUN16 = re.compile(r"[A-Za-z0-9]{16}")
-_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/=-")
+# "=" ends a token (key=value) except as base64 padding, which is taken after the run
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _MAX_TOKEN = 2000
 _UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+")
@@ -33,16 +35,25 @@ _ID_PREFIXES = frozenset({
     "sha512", "md5", "blake2b", "etag", "commit", "build", "trace", "span", "session", "conv", "resp", "item",
     "step", "job", "task", "node", "pod", "img", "image", "ch", "pi", "pm", "price", "prod", "inv", "in", "txn",
     "acct", "ord", "att", "doc", "chunk", "sess", "ctx", "op", "obj", "res", "ref", "rev", "snap",
-    "test", "tests", "example", "sample", "dummy", "fake",
+    "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
+    "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
 })
 _DIGEST_BEFORE_RE = re.compile(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
                                r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
 
 
+def _alphabet(body: str) -> bool:
+    """"abcdef…", "0123456789…": a character set written out, not a random draw."""
+    steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
+    return steps >= len(body) // 2
+
+
 def random_body(body: str, min_len: int = 16) -> bool:
     """Does ``body`` look like the random part of a credential?"""
     body = body.rstrip("=")
-    if len(body) < min_len or _X_RUN_RE.search(body) or _MADE_UP_RE.search(body) or "example" in body.lower():
+    if len(body) < min_len or _alphabet(body) or _X_RUN_RE.search(body) or _MADE_UP_RE.search(body):
+        return False
+    if "example" in body.lower():
         return False
     if _UUID_RE.fullmatch(body):
         return False
@@ -59,8 +70,12 @@ def random_body(body: str, min_len: int = 16) -> bool:
     return not _wordy(body)
 
 
+_CONSONANTS_RE = re.compile(r"[b-df-hj-np-tv-xz]{5,}", re.I)
+
+
 def _wordy(body: str) -> bool:
-    """CamelCase or snake_case words, version strings, host names: long alphabetic pieces."""
+    """CamelCase or snake_case words, version strings, host names: long alphabetic pieces that read like
+    words (random lower-case runs have long consonant clusters, words rarely do)."""
     pieces = _PIECES_RE.findall(body)
     if not pieces:
         return True
@@ -68,7 +83,9 @@ def _wordy(body: str) -> bool:
     if not alpha:
         return False
     mean = sum(map(len, alpha)) / len(alpha)
-    return mean >= 3.6 or len(pieces) <= 3
+    if mean < 3.6 and len(pieces) > 3:
+        return False
+    return len(_CONSONANTS_RE.findall(body)) < 2
 
 
 def _prefixed(seg: str) -> bool:
@@ -82,6 +99,8 @@ def _prefixed(seg: str) -> bool:
             return False
         if any(not _SUB_PART_RE.fullmatch(p) for p in parts[1:]):
             return False
+        if parts[0].lower() == "pk" and k and parts[1].lower() in ("live", "test"):
+            return False  # Stripe's publishable keys are public
         if random_body(seg[cut + 1 :]):
             return True
     return False
@@ -89,7 +108,10 @@ def _prefixed(seg: str) -> bool:
 
 def _bare(seg: str) -> bool:
     """A long random run with no prefix: alphanumerics only (base64 and paths have + / =), not all hex."""
-    if not 32 <= len(seg) <= 200 or not seg.isalnum() or _HEX_RE.fullmatch(seg):
+    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES:
+        return False
+    core = seg.replace("-", "").replace("_", "")
+    if not 32 <= len(seg) <= 200 or not core.isalnum() or _HEX_RE.fullmatch(core):
         return False
     return random_body(seg, 32) and shannon(seg) >= 4.3 and not _decodes_to_text(seg)
 
@@ -137,10 +159,20 @@ def _encoded_secret(run: str) -> bool:
     return decoded_scan is not None and decoded_scan(text)
 
 
+_PUBLIC_BLOCK_RE = re.compile(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
+                              r"[\s\S]{0,65536}?(?:-----END [A-Z0-9 ]{0,60}-----|\Z)")
+_PUBLIC_NAME_RE = re.compile(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
+                             r"public[A-Z]?\w{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z")
+# a long random path segment is a secret where the URL is a hook or an API, not a document or image id
+_SECRET_PATH_RE = re.compile(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
+
+
 def shaped_tokens(text: str) -> list[Span]:
     """Spans of prefixed random tokens, bare random runs and base64-encoded secrets in ``text``."""
     out: list[Span] = []
     covered = 0
+    public = ([m.span() for m in _PUBLIC_BLOCK_RE.finditer(text)]
+              if "-----BEGIN " in text and ("PUBLIC" in text or "CERTIFICATE" in text) else [])
     n = len(text)
     for m in _RUN16.finditer(text):
         if m.start() < covered:
@@ -153,14 +185,24 @@ def shaped_tokens(text: str) -> list[Span]:
         hi = min(n, b + _MAX_TOKEN)
         while b < hi and text[b] in _TOKEN_CHARS:
             b += 1
+        for _ in range(2):  # base64 padding
+            if b < n and text[b] == "=":
+                b += 1
         covered = b
-        span = _judge(text, a, b)
+        url = text.startswith("//", a) and text[a - 1 : a] == ":"
+        while a < b and text[a] in "_.~+/-":
+            a += 1
+        if public and any(pa <= a < pb for pa, pb in public):
+            continue
+        if _PUBLIC_NAME_RE.search(text, max(0, a - 40), a):
+            continue
+        span = _judge(text, a, b, url)
         if span is not None:
             out.append(span)
     return out
 
 
-def _judge(text: str, a: int, b: int) -> Span | None:
+def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
     run = text[a:b]
@@ -173,7 +215,9 @@ def _judge(text: str, a: int, b: int) -> Span | None:
     pos = a
     for seg in run.split("/"):
         end = pos + len(seg)
-        if len(seg) >= 18 and (_prefixed(seg) or (seg == run and _bare(seg) and text[max(0, a - 7):a] != "base64,")):
+        bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
+        bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
+        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg))):
             if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
                 return pos, b, "prefixed-token"
             return pos, end, "prefixed-token"

@@ -11,16 +11,21 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _conn_ok,
     _context_ok,
     _curl_ok,
     _generic_ok,
+    _htpasswd_ok,
     _keyed,
     _password_ok,
     _prose_ok,
+    _prose_value_ok,
+    _secret_flag_ok,
     _secret_ok,
     _slack_ok,
     _tier1_ok,
     _url_ok,
+    _url_param_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import shaped_tokens
@@ -69,6 +74,7 @@ class Rule:
 _QV = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`)"""
 _BARE = r"""[^\s'"`]{1,200}"""
 _VAL = rf"(?P<s>{_QV}|{_BARE})"
+_QLIT = r"""(?P<s>"[^"\n]{4,200}"|'[^'\n]{4,200}'|`[^`\n]{4,200}`)"""  # a quoted literal of 4+ characters
 # a key: an identifier of up to ~70 characters; which words make it a secret's name is decided in
 # Python (key_words), where it is cheaper and clearer than in a regex
 _KW_ANY = r"(?:pass|pwd|pw|secret|token|key|cred|auth|contrase|senha|wachtwoord)"
@@ -78,10 +84,12 @@ _SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack
 _SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
 _SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
-_TYPE = r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte))?"
-_PW_KEYWORDS = ("pass", "pwd", "pw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|contrase|senha|wachtwoord|mot de passe|пароль")
-_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw")
+# a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
+_TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
+         + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль")
+_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw")
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -173,8 +181,10 @@ RULES: tuple[Rule, ...] = (
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),
     Rule("url-credentials", 2,
-         _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]{0,100}:(?P<s>[^\s@/\"'<>]{1,200})@"), ("://",),
-         _url_ok, gate=_r(r"://[^\s:/@\"'<>]{0,100}:[^\s@/\"'<>]{1,200}@"),
+         # the user part may be an e-mail address; the password runs to the last "@" before the host
+         _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?:[^\s:/@\"'<>]{1,100}@)?[^\s:/@\"'<>]{0,100}:"
+            r"(?P<s>[^\s/\"'<>]{1,200})@"), ("://",),
+         _url_ok, gate=_r(r"://[^\s:/\"'<>]{0,201}:[^\s/\"'<>]{1,200}@"),
          starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
     Rule("curl-user", 2,
          _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
@@ -199,7 +209,7 @@ RULES: tuple[Rule, ...] = (
          _context_ok),
     Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",),
          starts=_AT_KEYWORD),
-    Rule("telegram-bot-token", 2, _r(r"(?<![\w:])[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",),
+    Rule("telegram-bot-token", 2, _r(r"(?:(?<![\w:])|(?<=bot))[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",),
          starts=Starts((":a",), "0123456789", 16)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
          gate=_r(r"(?i)\.[a-z\d_-]{6}\.")),
@@ -210,9 +220,9 @@ RULES: tuple[Rule, ...] = (
          starts=Starts(("secret", "access", "key", "token"))),
     Rule("env-assignment", 2,
          _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
-            r"|CREDENTIALS?|AUTH)[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
-         ("key", "secret", "token", "passw", "pwd", "credential", "auth"), _context_ok,
-         gate=_r(r"(?:KEY|SECRET|TOKEN|PASSW|_PWD|CREDENTIAL|AUTH)[A-Z0-9_]{0,50}=")),
+            r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
+         ("key", "secret", "token", "passw", "pwd", "credential", "auth", "_pat"), _context_ok,
+         gate=_r(r"(?:KEY|SECRET|TOKEN|PASSW|_PWD|CREDENTIAL|AUTH|_PAT)[A-Z0-9_]{0,50}=")),
     Rule("url-secret-param", 2,
          _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
             r"|x-amz-signature|x-amz-credential|x-goog-signature|code|password|passwd|pwd|secret|key|auth"
@@ -239,17 +249,17 @@ RULES: tuple[Rule, ...] = (
          _r(r"\bredis-cli\b[^\n|;&]{0,300}?[ \t]-a" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("redis-cli",),
          _context_ok, starts=_AT_KEYWORD),
     Rule("sql-password", 2,
-         _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?by|password)" + _SP
+         _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
             r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
-         gate=_r(r"(?i)(?:by|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
+         gate=_r(r"(?i)(?:by|as|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
          starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
          _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
-            re.M), ("password", "pwd"), _context_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "="),
+            re.M), ("password", "pwd"), _conn_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "="),
          starts=Starts(("password", "pwd"), None, 1)),
     Rule("password-assignment", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?(?P<sep>" + _SEP + ")" + _VAL),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?\]?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
          _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
     Rule("password-prose", 2,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
@@ -271,6 +281,53 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True)),
+    # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
+    Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok),
+    Rule("jwk-private-field", 2,
+         _r(r"\"(?:d|p|q|dp|dq|qi|k)\"" + _SP + ":" + _SP + r"\"(?P<s>[A-Za-z0-9_-]{16,4000})\""),
+         ("\"kty\"",), gate=_r(r"\"(?:d|p|q|dp|dq|qi|k)\"")),
+    Rule("pgpass-line", 2,
+         _r(r"(?m)^[^\s:#]{1,200}:(?:\d{1,5}|\*):[^\s:]{1,200}:[^\s:]{1,200}:(?P<s>\S{1,200})$"), ("pgpass",),
+         _context_ok),
+    Rule("env-fallback-literal", 2,
+         _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env)" + _SP + r"\(?" + _SP + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
+            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:)" + _SP + "|," + _SP + r")" + _QLIT),
+         ("getenv", "environ.get", "env.get", "env.fetch", "env("),
+         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("process-env-fallback", 2,
+         _r(r"process\.env\.(?P<k>\w{1,70})" + _SP + r"(?:\|\||\?\?)" + _SP + _QLIT),
+         ("process.env.",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("define-secret", 2,
+         _r(r"#" + _SP + r"define" + _SP1 + r"(?P<k>\w{1,70})" + _SP1 + r"(?P<s>\"[^\"\n]{1,200}\"|[^\s\"]{6,200})"),
+         ("define",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("curlopt-secret", 2,
+         _r(r"CURLOPT_(?:\w{0,30}PASSWORD|\w{0,30}PASSWD|\w{0,10}USERPWD|XOAUTH2_BEARER|\w{0,30}TOKEN|\w{0,30}SECRET)"
+            + _SP + "," + _SP + r"(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("curlopt_",), _context_ok),
+    Rule("powershell-securestring", 2,
+         _r(r"(?i)ConvertTo-SecureString(?:" + _SP1 + r"-(?:AsPlainText|Force))*" + _SP1 + r"(?:-String" + _SP1
+            + r")?(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("convertto-securestring",), _context_ok),
+    Rule("secret-flag", 2,
+         _r(r"(?i)-(?<![\w-]-)-(?P<k>(?:[a-z][\w-]{0,40}?)?(?:secret|token|passw(?:or)?d|pass|pwd|bearer|api-?key|apikey"
+            r"|credential)[\w-]{0,30})(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+         ("secret", "token", "pass", "pwd", "bearer", "key", "credential"), _secret_flag_ok),
+    Rule("htpasswd-password", 2,
+         _r(r"\bhtpasswd(?P<f>(?:" + _SP1 + r"-[a-zA-Z]{1,6}){1,4})" + _SP1 + r"\S{1,300}" + _SP1 + r"\S{1,200}" + _SP1
+            + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("htpasswd",), _htpasswd_ok),
+    Rule("password-prose-for", 2,
+         _r(r"(?i)\b(?:password|passwd|pw|pwd|passcode|passphrase)" + _SP1 + r"(?:for|of|to|on|at)" + _SP1
+            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
+            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok),
+    Rule("oauth-param", 2,
+         _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
+            + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok),
+    Rule("url-secret-param-suffix", 2,
+         _r(r"(?i)[?&;](?P<k>[\w.\-\[\]]{0,40}?(?:key|token|secret|signature|sig|credential|credentials|password|passwd"
+            r"|pwd|pw|pass|auth))=(?P<s>[^&#\s\"'<>]{6,2000})"),
+         ("key", "token", "secret", "sig", "credential", "pass", "pwd", "pw", "auth"), _url_param_ok,
+         gate=_r(r"(?i)[?&;][\w.\-\[\]]{0,40}?(?:key|token|secret|sig|credential|pass|pwd|pw|auth)[a-z]{0,9}=")),
+    Rule("sql-identified-bare", 2,
+         _r(r"(?i)\bidentified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)" + _SP1
+            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _context_ok),
     # --- tier 3: generic assignment, entropy-gated ---------------------------------------
     Rule("generic-assignment", 3,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")[\"'`]?" + _TYPE + _SP + "(?::=|=>|=|:)" + _SP + r"[\"'`]?"
