@@ -150,7 +150,7 @@ def _password_ok(value: str, m: re.Match[str], text: str) -> bool:
         return True
     if "==" in sep or "!=" in sep:
         return False  # comparing with a variable, not a literal
-    if _CODE_RE.match(core):
+    if _CODE_RE.match(core) or _CODE_RE.match(value.strip()):  # config['password'] (the bare run ends at "[")
         return False
     if core.isalpha():
         # a bare word after only a space is prose ("password must be"); after ':' '=' or "is" it
@@ -231,7 +231,7 @@ _NOT_SECRET_KEY_PAIRS = frozenset(
 # password key words by shape: abbreviated, misspelt, plural or glued to a prefix (PSWD, PASWRD, passworsd,
 # passwords, MYSQLPASS, adminPwd), but not the English words that hold "pass" or "pw"
 _PW_SHAPE_RE = re.compile(
-    r"[a-z0-9]{0,16}?(?:p(?:a?s{1,3})?[ao]?w(?:[aeiou]?r?[aeiou]?[rst]?)?[dt]s?|pass(?:es)?|pswd?s?|passcodes?"
+    r"(?:p(?:a?s{1,3})?[ao]?w(?:[aeiou]?r?[aeiou]?[rst]?)?[dt]s?|pass(?:es)?|pswd?s?|passcodes?"
     r"|passphrases?|pword)")
 _PW_DENY = frozenset({
     "bypass", "bypasses", "compass", "compasses", "surpass", "trespass", "overpass", "underpass", "encompass",
@@ -239,9 +239,15 @@ _PW_DENY = frozenset({
 })
 
 
+# glued to a prefix only in the unmistakable forms (MYSQLPASS, dbpasswd, rootpwd; not LPWORD, upward)
+_PW_GLUED_RE = re.compile(r"[a-z0-9]{2,16}(?:pass(?:wo?r?d|wd)?s?|pa?swr?d|pwd)")
+
+
 def pw_word(w: str) -> bool:
     """Is this key word a password's name? ('pswd', 'mysqlpass', 'passworsd' yes; 'bypass', 'passive' no)"""
-    return w not in _PW_DENY and _PW_SHAPE_RE.fullmatch(w) is not None
+    if w in _PW_DENY:
+        return False
+    return _PW_SHAPE_RE.fullmatch(w) is not None or _PW_GLUED_RE.fullmatch(w) is not None
 
 
 def key_words(key: str) -> list[str]:
@@ -324,3 +330,11 @@ def _url_param_ok(value: str, m: re.Match[str], text: str) -> bool:
 def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Password=… in a connection string: not a code expression (os.environ.get(…), None, null)."""
     return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))
+
+
+_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\b[^;\n]{0,300}\Z")
+
+
+def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
+    return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)

@@ -226,7 +226,9 @@ def _learnable(value: str) -> bool:
         return False
     if _CODE_RE.match(value) or re.fullmatch(r"[A-Za-z_.\-]+|\d+|[\d.]+|[A-Za-z][\w.-]*=", value):
         return False
-    return any(c.isdigit() for c in value) or not value.isalnum() or not (value.islower() or value.isupper())
+    # a digit, both cases or a symbol: "and/or", "get-started" are words, "Tr0ub4dor&3" is not
+    return any(c.isdigit() for c in value) or any(c in "!@#$%^&*?~+=:" for c in value) or not (
+        value.islower() or value.isupper())
 
 
 def _literal_re(values: Iterable[str], bounded: bool = False) -> re.Pattern[str]:

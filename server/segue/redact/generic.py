@@ -85,6 +85,8 @@ def _wordy(body: str) -> bool:
     mean = sum(map(len, alpha)) / len(alpha)
     if mean < 3.6 and len(pieces) > 3:
         return False
+    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7:
+        return False  # letters broken by digits again and again: A7K2Q9…
     return len(_CONSONANTS_RE.findall(body)) < 2
 
 

@@ -23,6 +23,7 @@ from segue.redact.checks import (
     _secret_flag_ok,
     _secret_ok,
     _slack_ok,
+    _sql_user_ok,
     _tier1_ok,
     _url_ok,
     _url_param_ok,
@@ -327,7 +328,7 @@ RULES: tuple[Rule, ...] = (
          gate=_r(r"(?i)[?&;][\w.\-\[\]]{0,40}?(?:key|token|secret|sig|credential|pass|pwd|pw|auth)[a-z]{0,9}=")),
     Rule("sql-identified-bare", 2,
          _r(r"(?i)\bidentified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)" + _SP1
-            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _context_ok),
+            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _sql_user_ok),
     # --- tier 3: generic assignment, entropy-gated ---------------------------------------
     Rule("generic-assignment", 3,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")[\"'`]?" + _TYPE + _SP + "(?::=|=>|=|:)" + _SP + r"[\"'`]?"
