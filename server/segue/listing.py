@@ -23,7 +23,7 @@ from segue.model import RUNTIMES, Session
 from segue.paths import StateDir
 from segue.stores.base import Env, Location, Reader, Source
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5  # 5: titles and first requests are stored redacted (issue 12)
 _READERS = {
     "claude": ("segue.stores.claude", "ClaudeReader"),
     "codex": ("segue.stores.codex", "CodexReader"),
@@ -237,9 +237,14 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
 
 def _summarize(reader: Reader, src: Source) -> tuple[list[Session], str | None]:
     try:
-        return reader.summarize(src), None
+        sessions = reader.summarize(src)
     except Exception as e:
         return [], f"{type(e).__name__}: {e}"
+    # issue 12 (redaction): titles and first requests are shown by every listing surface; redact them once,
+    # here, so that the cache keeps only redacted text. Imported lazily: a warm listing never needs it.
+    from segue.redact import redact_summary
+
+    return [redact_summary(s) for s in sessions], None
 
 
 def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cancelled: Any,

@@ -21,10 +21,10 @@ charset-first pattern, which is what most of the choices below come from. Pre-fi
 work: tests/test_redact_prefilter.py checks them against every rule run by finditer.
 """
 
-from segue.redact import checks, common, core, generic, index, keyblocks, rules
+from segue.redact import checks, common, core, generic, index, keyblocks, rules, summary
 
 # one namespace for callers and tests: ``from segue.redact import Redactor``, ``redact.RULES``, ``redact._run``
-for _mod in (common, checks, generic, keyblocks, rules, index, core):
+for _mod in (common, checks, generic, keyblocks, rules, index, core, summary):
     globals().update({k: v for k, v in vars(_mod).items() if not k.startswith("__")})
 del _mod
 
