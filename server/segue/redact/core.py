@@ -59,13 +59,12 @@ class Redactor:
         # with remember=True, in every later call (a brief: found under a key, shown bare elsewhere)
         self.remember = remember
         self._learned: set[str] = set()
-        self._learned_re: re.Pattern[str] | None = None
 
     def scoped(self) -> Redactor:
         """A Redactor with the same exact values and a fresh memory of found values (one per brief)."""
         child = Redactor.__new__(Redactor)
         child._exact, child._exact_re = self._exact, self._exact_re
-        child.remember, child._learned, child._learned_re = True, set(), None
+        child.remember, child._learned = True, set()
         return child
 
     def learned(self) -> frozenset[str]:
@@ -164,6 +163,8 @@ class Redactor:
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
         """Rule spans, then every other occurrence of a value they cover (and of values found earlier)."""
         spans = self._rule_spans(text)
+        if not spans and not self._learned:  # the common case
+            return spans
         new = {text[a:b] for a, b, rid in spans if b - a >= _MIN_LEARNED and rid not in _NOT_LEARNED}
         new = {v for v in new if _learnable(v)}
         if new or self._learned:
@@ -173,21 +174,15 @@ class Redactor:
     def _known_spans(self, text: str, spans: list[tuple[int, int, str]],
                      new: set[str] | frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
         """``spans`` plus every occurrence of a found value (``new`` and, remembered, earlier ones) that is
-        not part of a longer word."""
-        if self.remember and new - self._learned and len(self._learned) < _MAX_LEARNED:
-            self._learned |= new
-            self._learned_re = None
-        pool = self._learned | new if self.remember else set(new)
-        if len(pool) <= 64:
-            values = [v for v in pool if v in text]  # `in` is cheaper than sre
-        else:
-            if self._learned_re is None:
-                self._learned_re = _literal_re(self._learned)
-            values = [v for v in new if v in text] + [m.group() for m in self._learned_re.finditer(text)]
+        not part of a longer word. Bounded: at most _MAX_LEARNED values are remembered and propagated, so a
+        text full of random-looking tokens costs no more than its own rules."""
+        if self.remember and len(self._learned) < _MAX_LEARNED:
+            for v in sorted(new - self._learned)[: _MAX_LEARNED - len(self._learned)]:
+                self._learned.add(v)
+        pool = self._learned | set(sorted(new)[:_MAX_LEARNED])
         found = list(spans)
-        if values:
-            pat = _literal_re(values, bounded=True)
-            found += [(*m.span(), "repeated-secret") for m in pat.finditer(text)]
+        if pool:
+            found += _bounded_occurrences(text, [v for v in pool if v in text])  # `in` is cheaper than sre
         if not spans and self._exact_re is not None and any(v in text for v in self._exact):
             found += [(*m.span(), "known-secret") for m in self._exact_re.finditer(text)]
         return _drop_protected(text, _merge(found)) if found else found
@@ -209,7 +204,7 @@ class Redactor:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
         for rule in _SHAPE_RULES:  # linear scans, tried only where their gate opens
-            if rule.gate is None or rule.gate.search(text):
+            if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
                 found += _run(rule, text, 0)
         if not found:
             return found
@@ -227,17 +222,28 @@ def _learnable(value: str) -> bool:
     if _CODE_RE.match(value) or re.fullmatch(r"[A-Za-z_.\-]+|\d+|[\d.]+|[A-Za-z][\w.-]*=", value):
         return False
     # a digit, both cases or a symbol: "and/or", "get-started" are words, "Tr0ub4dor&3" is not
-    return any(c.isdigit() for c in value) or any(c in "!@#$%^&*?~+=:" for c in value) or not (
+    if "=" in value.rstrip("="):
+        return False  # key=value: code or a flag, not one secret
+    return any(c.isdigit() for c in value) or any(c in "!@#$%^&*?~+" for c in value) or not (
         value.islower() or value.isupper())
 
 
-def _literal_re(values: Iterable[str], bounded: bool = False) -> re.Pattern[str]:
-    alts = "|".join(map(re.escape, sorted(set(values), key=lambda v: (-len(v), v))))  # longest first
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alts})(?![A-Za-z0-9])" if bounded else alts)
+def _bounded_occurrences(text: str, values: list[str]) -> list[tuple[int, int, str]]:
+    """Every occurrence of each value not inside a longer alphanumeric word."""
+    out = []
+    n = len(text)
+    for v in values:
+        i = text.find(v)
+        while i >= 0:
+            j = i + len(v)
+            if (i == 0 or not text[i - 1].isalnum()) and (j >= n or not text[j].isalnum()):
+                out.append((i, j, "repeated-secret"))
+            i = text.find(v, i + 1)
+    return out
 
 
 _MIN_LEARNED = 6
-_MAX_LEARNED = 4096
+_MAX_LEARNED = 64
 _NOT_LEARNED = frozenset({"private-key", "private-key-open", "putty-private-key", "known-secret", "repeated-secret"})
 
 

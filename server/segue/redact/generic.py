@@ -85,8 +85,8 @@ def _wordy(body: str) -> bool:
     mean = sum(map(len, alpha)) / len(alpha)
     if mean < 3.6 and len(pieces) > 3:
         return False
-    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7:
-        return False  # letters broken by digits again and again: A7K2Q9…
+    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7 and not any(c.islower() for c in body):
+        return False  # upper-case letters broken by digits again and again: T5O7BYYJW40E7…
     return len(_CONSONANTS_RE.findall(body)) < 2
 
 
@@ -225,3 +225,53 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
             return pos, end, "prefixed-token"
         pos = end + 1
     return None
+
+
+# quoted high-entropy literals assigned to any key (issue 12, item 5): only inside an assignment or a
+# JSON/YAML pair, never in free text; ids, hashes, digests, paths, names and versions are left alone
+_QUOTED_RE = re.compile(r"[\"'`](?P<s>[A-Za-z0-9+/=_.~-]{16,400})[\"'`]")
+_ASSIGN_BEFORE_RE = re.compile(
+    r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
+    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
+    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}\Z")
+_LITERAL_NOT_SECRET = frozenset({
+    "hash", "hashes", "sha", "sha1", "sha256", "sha384", "sha512", "md5", "digest", "checksum", "integrity",
+    "etag", "commit", "rev", "revision", "tag", "image", "guid", "uuid", "oid", "sum", "fingerprint",
+    "kid", "alg", "algorithm", "charset", "alphabet", "chars", "characters", "encoding", "locale", "font",
+    "color", "colour", "style", "class", "selector", "mime", "content", "host", "hostname", "domain",
+    "email", "user", "username", "owner", "author", "repo", "repository", "branch", "module", "package",
+    "sku", "slug", "code", "lang", "language", "model", "region", "zone", "bucket", "table", "database", "db",
+    "public", "publickey", "pubkey", "cert", "certificate", "nonce", "salt", "iv", "seed_hash",
+})
+
+
+def quoted_literals(text: str) -> list[Span]:
+    """Spans of quoted random literals that are the value of an assignment or a key in JSON/YAML."""
+    from segue.redact.checks import _NOT_SECRET_LAST, key_words  # checks imports nothing from here
+
+    out: list[Span] = []
+    for m in _QUOTED_RE.finditer(text):
+        a, b = m.span("s")
+        if text[m.start()] != text[m.end() - 1]:
+            continue
+        value = m.group("s")
+        before = _ASSIGN_BEFORE_RE.search(text, max(0, m.start() - 100), m.start())
+        if before is None:
+            continue
+        op_at = before.start("op")
+        if before.group("op") == "=" and op_at > 0 and text[op_at - 1] in "=!<>":
+            continue  # a comparison
+        words = key_words(before.group("k"))
+        if not words or words[-1] in _NOT_SECRET_LAST or words[-1] in _LITERAL_NOT_SECRET:
+            continue
+        if any(w in ("public", "publishable", "example", "sample", "test", "dummy", "fake") for w in words):
+            continue
+        core = value.strip("=")
+        if value.count("/") > 1 or value.startswith(("/", ".", "~")) or _UUID_RE.search(value):
+            continue  # a path
+        if _HEX_RE.fullmatch(core) or re.fullmatch(r"[\d.]+|v?\d+(?:\.\d+)+[\w.+-]*", value):
+            continue  # a hash or digest, a version
+        if not random_body(core, 16) or shannon(core) < 3.7 or _decodes_to_text(core):
+            continue
+        out.append((a, b, "quoted-literal"))
+    return out

@@ -29,7 +29,7 @@ from segue.redact.checks import (
     _url_param_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
-from segue.redact.generic import shaped_tokens
+from segue.redact.generic import quoted_literals, shaped_tokens
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 
 _I = re.I
@@ -178,6 +178,9 @@ RULES: tuple[Rule, ...] = (
     # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
     Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
          gate=_r(r"[A-Za-z0-9]{16}")),
+    # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
+    Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
+         gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
     # --- tier 2: structure and context ----------------------------------------------------
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),
@@ -283,7 +286,8 @@ RULES: tuple[Rule, ...] = (
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True)),
     # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
-    Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok),
+    Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok,
+         starts=Starts(("-us",), "0123456789abcdef", 32)),
     Rule("jwk-private-field", 2,
          _r(r"\"(?:d|p|q|dp|dq|qi|k)\"" + _SP + ":" + _SP + r"\"(?P<s>[A-Za-z0-9_-]{16,4000})\""),
          ("\"kty\"",), gate=_r(r"\"(?:d|p|q|dp|dq|qi|k)\"")),
@@ -291,7 +295,8 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?m)^[^\s:#]{1,200}:(?:\d{1,5}|\*):[^\s:]{1,200}:[^\s:]{1,200}:(?P<s>\S{1,200})$"), ("pgpass",),
          _context_ok),
     Rule("env-fallback-literal", 2,
-         _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env)" + _SP + r"\(?" + _SP + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
+         _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env(?=\())" + _SP + r"\(?" + _SP
+            + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
             + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:)" + _SP + "|," + _SP + r")" + _QLIT),
          ("getenv", "environ.get", "env.get", "env.fetch", "env("),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
@@ -317,18 +322,19 @@ RULES: tuple[Rule, ...] = (
     Rule("password-prose-for", 2,
          _r(r"(?i)\b(?:password|passwd|pw|pwd|passcode|passphrase)" + _SP1 + r"(?:for|of|to|on|at)" + _SP1
             + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
-            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok),
+            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
     Rule("oauth-param", 2,
          _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
-            + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok),
+            + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok, starts=_AT_KEYWORD),
     Rule("url-secret-param-suffix", 2,
          _r(r"(?i)[?&;](?P<k>[\w.\-\[\]]{0,40}?(?:key|token|secret|signature|sig|credential|credentials|password|passwd"
             r"|pwd|pw|pass|auth))=(?P<s>[^&#\s\"'<>]{6,2000})"),
          ("key", "token", "secret", "sig", "credential", "pass", "pwd", "pw", "auth"), _url_param_ok,
-         gate=_r(r"(?i)[?&;][\w.\-\[\]]{0,40}?(?:key|token|secret|sig|credential|pass|pwd|pw|auth)[a-z]{0,9}=")),
+         gate=_r(r"(?i)[?&;][\w.\-\[\]]{0,40}?(?:key|token|secret|sig|credential|pass|pwd|pw|auth)[a-z]{0,9}="),
+         starts=Starts(("?", "&", ";"))),
     Rule("sql-identified-bare", 2,
          _r(r"(?i)\bidentified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)" + _SP1
-            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _sql_user_ok),
+            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _sql_user_ok, starts=_AT_KEYWORD),
     # --- tier 3: generic assignment, entropy-gated ---------------------------------------
     Rule("generic-assignment", 3,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")[\"'`]?" + _TYPE + _SP + "(?::=|=>|=|:)" + _SP + r"[\"'`]?"
