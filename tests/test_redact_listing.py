@@ -95,3 +95,10 @@ def test_tail_excerpt_redacts_before_cutting() -> None:
     for limit in range(20, 80):
         out, _, _ = r.excerpt(text, limit, "tail")
         assert secret[-12:] not in out and len(out) <= limit
+
+
+def test_segue_handoff_markers_survive_listing_redaction() -> None:
+    marker = "[segue-handoff v1 from=opencode:ses_dd8efb976ffec6myh5MdH16VY0]"
+    s = redact_summary(Session(runtime="claude", id="x", store_path="/p",
+                               first_request=f"password: {PASSWORD}\nRead the brief.\n{marker}"))
+    assert s.first_request is not None and s.first_request.endswith(marker) and PASSWORD not in s.first_request

@@ -19,6 +19,18 @@ cannot skip through (no literal first) is tried only where a match can start. sr
 literal first character in about a nanosecond but spends ~50 ns at each candidate of a
 charset-first pattern, which is what most of the choices below come from. Pre-filters only skip
 work: tests/test_redact_prefilter.py checks them against every rule run by finditer.
+
+Shapes no vendor table lists (issue 12) are judged in Python by generic.py: a short prefix and a random body,
+long random runs, base64 that decodes to a secret, quoted random literals assigned to any key. Once a rule
+finds a value (6+ characters, secret-like), its other occurrences are redacted too; a Redactor remembers up
+to 64 such values across calls (``scoped()`` gives a fresh memory, one per brief; ``redact_known()`` is the
+cheap last pass over pieces written before a value was found).
+
+Layout: ``common`` (markers, sizes), ``checks`` (entropy, placeholders, key names), ``generic`` (shape
+finders), ``keyblocks`` (PEM blocks), ``rules`` (the table: id, tier, pattern, check, then the speed knobs
+keywords/gate/starts/anchor), ``index`` (which rules run where), ``core`` (the Redactor), ``summary`` (titles
+and first requests of listings). To add a rule: one ``Rule(...)`` line in ``rules.RULES``; give it keywords
+that every match contains, and run tests/test_redact_prefilter.py.
 """
 
 from segue.redact import checks, common, core, generic, index, keyblocks, rules, summary

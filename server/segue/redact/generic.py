@@ -35,7 +35,7 @@ _ID_PREFIXES = frozenset({
     "sha512", "md5", "blake2b", "etag", "commit", "build", "trace", "span", "session", "conv", "resp", "item",
     "step", "job", "task", "node", "pod", "img", "image", "ch", "pi", "pm", "price", "prod", "inv", "in", "txn",
     "acct", "ord", "att", "doc", "chunk", "sess", "ctx", "op", "obj", "res", "ref", "rev", "snap",
-    "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
+    "ses", "prt", "per", "pty", "wrk", "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
     "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
 })
 _DIGEST_BEFORE_RE = re.compile(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"

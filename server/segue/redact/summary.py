@@ -5,6 +5,7 @@ when the session is summarised, so the listing cache stores redacted text and a 
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 from segue.redact.common import WITHHELD
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
     from segue.model import Session
 
 log = logging.getLogger("segue.redact")
+# Segue's own continuation marker (lineage.MARKER_FORMAT) names a session id, which can look like a token
+# (OpenCode's ses_…): it is kept as is so that links between sessions still resolve
+_HANDOFF_MARKER_RE = re.compile(r"\[segue-handoff v1 from=[a-z]{1,20}:[A-Za-z0-9_.-]{1,200}\]")
 _SHARED: list[Redactor] = []
 
 
@@ -40,13 +44,27 @@ def redact_summary(session: Session) -> Session:
     redacted in the other too (a password typed in the first request and repeated in the title)."""
     try:
         r = summary_redactor().scoped()
-        first = r.redact(session.first_request)[0] if session.first_request else session.first_request
-        title = r.redact(session.title)[0] if session.title else session.title
+        first = _redact_around_markers(r, session.first_request)
+        title = _redact_around_markers(r, session.title)
         if first and r.learned():
-            first = r.redact_known(first)[0]
+            first = _redact_around_markers(r, first, known_only=True)
         session.first_request, session.title = first, title
     except Exception as exc:
         log.warning("redaction failed: %s", type(exc).__name__)
         session.first_request = WITHHELD if session.first_request else session.first_request
         session.title = WITHHELD if session.title else session.title
     return session
+
+
+def _redact_around_markers(r: Redactor, text: str | None, known_only: bool = False) -> str | None:
+    if not text:
+        return text
+    run = r.redact_known if known_only else r.redact
+    if "[segue-handoff" not in text:
+        return run(text)[0]
+    out, pos = [], 0
+    for m in _HANDOFF_MARKER_RE.finditer(text):
+        out += [run(text[pos : m.start()])[0] if m.start() > pos else "", m.group()]
+        pos = m.end()
+    out.append(run(text[pos:])[0] if pos < len(text) else "")
+    return "".join(out)
