@@ -25,6 +25,20 @@ runs against the redact.py of commit cfbea25 (``--baseline``); single runs vary 
 The 9,327 excerpt calls a brief of the 200 MB Codex session makes (recorded): 0.99 s before, 0.016 s
 after, output identical; that brief's facts phase went from ~2.4 s to ~0.7 s.
 
+Issue 12 (``--issue12 --baseline`` against the single-module redact.py of commit 69f2316), 2026-12-01, CPU time,
+one run on the shared VM:
+
+  figure                                   now   before
+  clean text (stdlib): redactions / 10 MB  55.0    71.9
+  clean text MB/s                          6.39   10.13
+  dense text MB/s                          0.48    0.67
+  10 MB dense, one call (s)                23.1   220.2   (marker filter was quadratic)
+  10 MB dense, 1.2 KB pieces (s)           16.9     8.4
+  one call / pieces                        1.37   26.1
+
+The generic shape rules cost throughput (about 0.6x on clean and dense text, 0.6-0.8x per short call:
+e.g. a 30-char command 2.3 µs vs 1.6 µs); the pathological cases stay far under their 2 s target.
+
 Floor: 0.5 MB/s on 1 MB texts; target: every pathological case under 2 s (tests assert 2 s wall).
 Per call, a brief redacts every command, path and step of a session (a Codex brief: ~9,300 commands), so
 short texts that hold nothing secret-like must cost a few microseconds, not a hundred.
