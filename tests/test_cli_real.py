@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from segue.redact import redact_text
 from tests.conftest import REAL, real_fixture
 
 RUNTIMES = ("claude", "codex", "opencode", "cline")
@@ -101,7 +102,8 @@ def test_list_json_reports_every_top_level_session(stores: Stores) -> None:
     for exp in stores.sessions(top_level_only=True):
         s = by_key.get((exp["runtime"], exp["id"]))
         assert s is not None, f"{exp['runtime']}:{exp['id']} ({exp['scenario']}) not listed"
-        assert s["first_request"] == exp["first_request"]
+        # listings show the first request redacted (issue 12): a password typed in it is not printed
+        assert s["first_request"] == redact_text(exp["first_request"])
         assert s["cwd"] == exp["cwd"]
         assert s["branch"] == exp["branch"]
         assert s["parent_id"] is None and s["resumable"] is True and s["resume_blocker"] is None

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from segue.lsp import protocol as P
+from segue.redact import redact_text
 from tests.conftest import real_fixture
 from tests.test_lsp_harness import (
     RUNTIMES,
@@ -86,7 +87,9 @@ async def test_list_sessions_agrees_with_segue_list_json(client: LanguageClient,
     for exp in STORES.sessions(top_level_only=True):
         s = by_key.get((exp["runtime"], exp["id"]))
         assert s is not None, f"{exp['runtime']}:{exp['id']} ({exp['scenario']}) not listed"
-        assert (s["first_request"], s["cwd"], s["branch"]) == (exp["first_request"], exp["cwd"], exp["branch"])
+        # listings show the first request redacted (issue 12)
+        want = (redact_text(exp["first_request"]), exp["cwd"], exp["branch"])
+        assert (s["first_request"], s["cwd"], s["branch"]) == want
     keys = set(listed[0])
     assert all(set(s) == keys for s in listed)  # one shape, every key present
     assert {"runtime", "id", "title", "first_request", "cwd", "branch", "started_at", "updated_at",

@@ -39,7 +39,7 @@ from typing import Any
 from segue.model import Session
 from segue.paths import StateDir
 
-SCHEMA = 1
+SCHEMA = 2  # 2: titles and first requests are stored redacted
 VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_MS = 2000
 FILE = "index.sqlite"

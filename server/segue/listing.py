@@ -257,8 +257,11 @@ def _summarize(reader: Reader, src: Source) -> tuple[list[Session], str | None]:
 
 def _summarized(session: Session) -> None:
     """Make a freshly read summary fit to be stored and shown (runs in the listing's workers too)."""
-    # REDACT-HOOK (issue: redacted listings): redact.redact_summary(session) goes on this line.
-    return None
+    # Titles and first requests are shown by every listing surface: redacted once, here, so the index keeps
+    # only redacted text. Imported lazily: a warm listing never needs the redactor.
+    from segue.redact import redact_summary
+
+    redact_summary(session)
 
 
 def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cancelled: Any,

@@ -1,0 +1,340 @@
+"""Value and key checks: entropy, placeholders, stopwords, which key names name a secret. A rule's
+``check`` decides on a candidate match; nothing here finds candidates."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+
+# ---------------------------------------------------------------------------------------------
+# value filters
+
+
+def shannon(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not s:
+        return 0.0
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+# Words that stand in for a secret in docs, code and prompts (compared lower-cased, quotes stripped).
+_STOPWORDS = frozenset(
+    {
+        "password", "passwd", "passwort", "pass", "pwd", "pw", "passphrase", "secret", "secrets", "token",
+        "tokens", "key", "apikey", "api_key", "example", "examples", "placeholder", "sample", "dummy",
+        "redacted", "masked", "hidden", "omitted", "removed", "none", "null", "nil", "undefined", "true", "false",
+        "yes", "no", "on", "off", "empty", "blank", "default", "required", "optional", "enabled", "disabled",
+        "string", "str", "int", "integer", "bool", "boolean", "bytes", "object", "any", "value", "values", "env",
+        "variable", "type", "bearer", "basic", "digest", "test", "testing", "foo", "bar", "baz", "user",
+        "username", "login", "admin_password", "your_password", "yourpassword", "mypassword", "my_password",
+        "secret_value", "your_token", "your_api_key", "your-api-key", "api-key", "access_token", "client_secret",
+        "new_password", "old_password", "confirm_password", "hunter2_example", "todo", "tbd", "fixme", "unknown",
+        "sensitive", "provided", "api-token", "apitoken", "sso-key", "negotiate", "ntlm", "hmac", "oauth",
+        "bot", "set", "unset", "see", "below", "above", "same", "here", "there", "this", "that",
+        "auth"
+    }
+)
+_PLACEHOLDER_RE = re.compile(
+    r"""^(?:
+        <[^<>\n]{0,80}>                      # <password>, <your token>
+      | \$\{[^{}\n]{0,80}\}                  # ${PASSWORD}
+      | \$\{\{[^\n]{0,80}\}\}                # ${{ secrets.X }}
+      | \{\{[^\n]{0,80}\}\}                  # {{ .Values.x }}
+      | \$[A-Za-z_][A-Za-z0-9_]{0,60}        # $PASSWORD
+      | \$[A-Z_{(][^\s]{0,200}                # $GITHUB_URL/$X, ${A}:${B}: shell expressions
+      | \$\([^\n]{0,200}\)?                  # $(cat file)
+      | \$\d                                 # $1
+      | %[A-Za-z_][A-Za-z0-9_]{0,60}%        # %PASSWORD%
+      | %\([A-Za-z_]\w{0,40}\)s              # %(password)s
+      | [*•·.#_-]{3,}                        # ***, ..., ###
+      | (.)\1{2,}                            # xxxx, 0000, yyy
+      | \[REDACTED:[^\]]{0,64}\]
+    )$""",
+    re.X,
+)
+_X_RUN_RE = re.compile(r"[xX]{6,}|[*#•]{4,}|\.\.\.|…")
+# words that mark a value as made up, in context rules only (vendor tokens may contain them)
+_MADE_UP_RE = re.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
+_CODE_RE = re.compile(
+    r"""^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+[,;)]*       # var.db_password, os.environ
+      | (?:self|this|os|process|var|local|locals|config|settings|env|data|args|opts|options|params|props
+         |ctx|context|secrets|vars|values|inputs|steps|needs|req|request|cfg|conf)\.[\w.]+[,;)]*
+      | [A-Za-z_][A-Za-z0-9_.]*\s*[(\[].*                                 # getenv("X"), env["X"]
+      | [a-z]+(?:_[a-z0-9]+)+ | [a-z]{2,}(?:[A-Z][a-z]{2,}\d?)+            # snake_case, camelCase names
+    )$""",
+    re.X,
+)
+_EXAMPLE_CONTEXT_RE = re.compile(r"(?i)\b(?:e\.g\.|eg\.|example|for instance|such as|placeholder|default)")
+
+
+def _unquote(v: str) -> str:
+    return v.strip("\"'`<>[](){}")
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that stand in for a secret rather than being one."""
+    v = value.strip()
+    if not v or _PLACEHOLDER_RE.match(v):
+        return True
+    core = _unquote(v.rstrip(",;")).rstrip(",;")
+    if not core or core.lower() in _STOPWORDS or _PLACEHOLDER_RE.match(core):
+        return True
+    if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core):
+        return True
+    return not re.search(r"[A-Za-z0-9]", core)
+
+
+
+Check = Callable[[str, "re.Match[str]", str], bool]  # (value, match, text) -> keep the match?
+
+
+def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
+    return not _X_RUN_RE.search(value)
+
+
+# a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
+# "] = data[", ": null, " (the key was quoted, the value is not)
+_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|[(\[{=,+:][\s]*$|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+
+
+def _between_quotes(value: str) -> bool:
+    return _quoted(value) and _BETWEEN_QUOTES_RE.search(value[1:-1]) is not None
+
+
+def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Tier 2 keyword contexts: any real-looking value, placeholders excepted."""
+    if is_placeholder(value) or _between_quotes(value):
+        return False
+    if _unquote(value).lower() == "changeme":
+        line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
+        return not _EXAMPLE_CONTEXT_RE.search(line)
+    return True
+
+
+def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """URL user:pass@: even "password" is redacted (over-redaction is cheap); templates are not."""
+    return not _PLACEHOLDER_RE.match(value)
+
+
+_CURL_BEFORE_RE = re.compile(r"\bcurl\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
+
+
+def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """-u user:pass counts only on a curl command line (line continuations allowed)."""
+    before = text[max(0, m.start() - 500) : m.start()]
+    return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text)
+
+
+def _slack_ok(value: str, m: re.Match[str], text: str) -> bool:
+    last = value.rsplit("-", 1)[-1]
+    return _tier1_ok(value, m, text) and len(last) >= 10 and any(c.isdigit() for c in last)
+
+
+def _quoted(value: str) -> bool:
+    return len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`"
+
+
+def _password_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """A value after a password keyword: prose and code need more care than a flag."""
+    if not _context_ok(value, m, text):
+        return False
+    core = _unquote(value).rstrip(",;.:")
+    sep = m.groupdict().get("sep") or ""
+    if len(core) < 4:
+        return False
+    if _quoted(value):
+        return True
+    if "==" in sep or "!=" in sep:
+        return False  # comparing with a variable, not a literal
+    if _CODE_RE.match(core) or _CODE_RE.match(value.strip()):  # config['password'] (the bare run ends at "[")
+        return False
+    if core.isalpha():
+        # a bare word after only a space is prose ("password must be"); after ':' '=' or "is" it
+        # may be a human password ("my password is sunshine")
+        return bool(sep.strip()) and core.lower() not in _STOPWORDS
+    return True
+
+
+def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """keyword, space, value: passwords may be bare, other secrets must be quoted (secrete "x";)."""
+    key = m.group("k")
+    if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
+        return _password_ok(value, m, text)
+    return _quoted(value) and _names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+
+
+def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Config keys naming a token, key, secret or credential: short values count (§1.5b) but
+    letters-only values are names, not secrets (gitleaks generic-api-key does the same)."""
+    if not _context_ok(value, m, text):
+        return False
+    sep = m.groupdict().get("sep") or ""
+    if ("==" in sep or "!=" in sep) and not _quoted(value):
+        return False
+    core = _unquote(value).rstrip(",;:")
+    if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
+        return False
+    return not re.fullmatch(r"\d{1,12}", core)  # counts, ports, ids
+
+
+def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
+    return _secret_ok(value, m, text) and shannon(_unquote(value)) >= 3.5
+
+
+# Key names are split into words (snake, kebab, dotted, camelCase) and judged by those words, so
+# that "apiKey" and "DB_PASSWORD" count while "keyPressed", "otpauth" and "passwordField" do not.
+_PW_KEY_WORDS = frozenset({
+    "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
+    "contrasena", "senha", "wachtwoord"
+})
+_SECRET_KEY_WORDS = frozenset({
+    "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
+})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api", "access", "secret", "private", "auth", "client", "master", "encryption", "signing", "session",
+        "account", "app", "service", "admin", "root", "license", "webhook", "shared", "hmac", "jwt", "ssh",
+        "deploy", "consumer", "storage", "subscription", "sas", "sig", "signature", "encrypt", "decrypt", "crypt",
+        "x"
+    }
+)
+_NOT_SECRET_LAST = frozenset(
+    {
+        "id", "ids", "name", "names", "length", "len", "size", "min", "max", "count", "type", "types", "field",
+        "fields", "file", "files", "path", "dir", "url", "uri", "endpoint", "env", "var", "variable", "hint",
+        "prompt", "label", "policy", "format", "mode", "expiry", "expires", "expiration", "ttl", "timeout",
+        "header", "prefix", "suffix", "pattern", "regex", "version", "enabled", "required", "strength", "reset",
+        "placeholder", "manager", "store", "vault", "input", "box", "source", "class", "validator", "validation",
+        "rule", "rules", "match", "confirm", "confirmation", "changed", "visible", "visibility", "toggle", "icon",
+        "error", "errors", "message", "text", "description", "help", "title", "event", "handler", "callback",
+        "ref", "refs", "schema", "item", "items", "list", "budget", "limit", "limits", "usage", "cost", "costs",
+        "counter", "index"
+    }
+)
+_NOT_SECRET_KEYS_RE = re.compile(
+    r"(?i)(?:^|[_.\-])(?:access(?:ibility|or)|random[_.-]?access|author|authentication-results|withcredentials"
+    r"|jsonwebtoken|keyvaulttostoresecrets|usersecretsid|keying|keyboard|keyword)$"
+)
+_NOT_SECRET_KEY_PAIRS = frozenset(
+    {
+        "bucket", "foreign", "hot", "idx", "natural", "primary", "pub", "public", "schema", "sequence",
+        "partition", "sort", "cache", "row", "index", "map", "csrf", "xsrf", "next", "page", "continuation",
+        "cancellation"
+    }
+)
+
+
+# password key words by shape: abbreviated, misspelt, plural or glued to a prefix (PSWD, PASWRD, passworsd,
+# passwords, MYSQLPASS, adminPwd), but not the English words that hold "pass" or "pw"
+_PW_SHAPE_RE = re.compile(
+    r"(?:p(?:a?s{1,3})?[ao]?w(?:[aeiou]?r?[aeiou]?[rst]?)?[dt]s?|pass(?:es)?|pswd?s?|passcodes?"
+    r"|passphrases?|pword)")
+_PW_DENY = frozenset({
+    "bypass", "bypasses", "compass", "compasses", "surpass", "trespass", "overpass", "underpass", "encompass",
+    "upward", "upwards", "passes", "byepass", "impass", "kompass", "passport", "passive", "passage",
+})
+
+
+# glued to a prefix only in the unmistakable forms (MYSQLPASS, dbpasswd, rootpwd; not LPWORD, upward)
+_PW_GLUED_RE = re.compile(r"[a-z0-9]{2,16}(?:pass(?:wo?r?d|wd)?s?|pa?swr?d|pwd)")
+
+
+def pw_word(w: str) -> bool:
+    """Is this key word a password's name? ('pswd', 'mysqlpass', 'passworsd' yes; 'bypass', 'passive' no)"""
+    if w in _PW_DENY:
+        return False
+    return _PW_SHAPE_RE.fullmatch(w) is not None or _PW_GLUED_RE.fullmatch(w) is not None
+
+
+def key_words(key: str) -> list[str]:
+    """'DB_PASSWORD' -> ['db', 'password']; 'apiKeyValue' -> ['api', 'key', 'value']."""
+    parts = re.split(r"[_.\-\s\[\]]+|(?<=[a-z0-9])(?=[A-Z])", key.strip("\"'`$@"))
+    return [p.lower() for p in parts if p]
+
+
+@functools.lru_cache(maxsize=4096)  # the same keys recur on every line of a JSONL store
+def _names_secret(key: str, family: frozenset[str], qualified_key: bool, last_key: bool = False) -> bool:
+    words = key_words(key)
+    if not words or _NOT_SECRET_KEYS_RE.search(key) or words[-1] in _NOT_SECRET_LAST:
+        return False
+    for i, w in enumerate(words):
+        prev = words[i - 1] if i else ""
+        if (w in family or ("password" in family and pw_word(w))) and prev not in _NOT_SECRET_KEY_PAIRS:
+            return True
+        if qualified_key and w == "key" and prev in _KEY_QUALIFIERS:
+            return True
+        if last_key and w == "key" and 0 < i == len(words) - 1 and prev not in _NOT_SECRET_KEY_PAIRS:
+            return True  # HEROKU_KEY, loki_key; a bare "key" is too common to count
+    return False
+
+
+def _keyed(check: Check, family: frozenset[str], qualified_key: bool, last_key: bool = False) -> Check:
+    """Wrap a value check with the key-name test (group "k")."""
+
+    def run(value: str, m: re.Match[str], text: str) -> bool:
+        key = m.groupdict().get("k") or ""
+        return _names_secret(key, family, qualified_key, last_key) and check(value, m, text)
+
+    return run
+
+
+
+_FLAG_NOT_SECRET_LAST = frozenset({"stdin", "fd", "helper", "command", "cmd", "arn", "issuer", "audience", "scope",
+                                    "lifetime", "role", "cache", "location", "kind", "threshold", "output", "out"})
+
+
+def _secret_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """--any-flag-naming-a-secret VALUE: the flag names a secret (not --token-file, --password-stdin)."""
+    words = key_words(m.group("k"))
+    if not words or (words[-1] in _NOT_SECRET_LAST and not (words[-1] == "id" and "secret" in words)):
+        return False
+    if words[-1] in _FLAG_NOT_SECRET_LAST or _NOT_SECRET_KEYS_RE.search(m.group("k")):
+        return False
+    core = _unquote(value)
+    if core.startswith(("/", "./", "~/")) or re.fullmatch(r"\d{1,12}|[a-z]+(?:-[a-z]+)*", core):
+        return False  # a path, a count, a plain word (--token-type bearer)
+    return len(core) >= 4 and _context_ok(value, m, text)
+
+
+def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """htpasswd takes the password on the command line only with -b."""
+    return "b" in m.group("f") and _context_ok(value, m, text)
+
+
+def _prose_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"the password for X is VALUE": a quoted value, or one with a digit or symbol."""
+    core = _unquote(value).rstrip(",;.:!?")
+    if len(core) < 4 or not _context_ok(value, m, text) or core.lower() in _STOPWORDS:
+        return False
+    return _quoted(value) or not core.isalpha()
+
+
+_URL_SECRET_LAST = frozenset({"key", "token", "secret", "signature", "sig", "credential", "credentials", "password",
+                              "passwd", "pwd", "pw", "pass", "auth", "apikey"})
+
+
+def _url_param_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """?anyKey=… &x_token=…: the last word of the name is a secret's name, the value is not a plain word."""
+    words = key_words(m.group("k"))
+    if not words or (words[-1] not in _URL_SECRET_LAST and not pw_word(words[-1])):
+        return False
+    if words[-1] in ("key", "auth") and len(words) == 1 and not re.search(r"\d", value):
+        return False
+    return _secret_ok(value, m, text)
+
+
+def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Password=… in a connection string: not a code expression (os.environ.get(…), None, null)."""
+    return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))
+
+
+_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\b[^;\n]{0,300}\Z")
+
+
+def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
+    return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)

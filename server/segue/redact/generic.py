@@ -1,0 +1,277 @@
+"""Rules that judge a token by its shape, not by a vendor's table (issue 12): a short prefix and a random body
+(``acme_live_8fK2…``), a long random run with no prefix, and base64 runs that decode to key material or to
+anything the other rules match. One scan finds runs of 16+ alphanumerics (sre skips through text without
+them quickly); each is widened to the token around it and judged in Python.
+
+Judging a body "random": 16+ characters, digits with letters or both cases, Shannon entropy over a limit,
+and not words (CamelCase or snake_case made of long alphabetic pieces), not a UUID, not a placeholder.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import re
+from collections.abc import Callable
+
+from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
+
+Span = tuple[int, int, str]
+
+_RUN16 = re.compile(r"[A-Za-z0-9]{16}")
+# "=" ends a token (key=value) except as base64 padding, which is taken after the run
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
+_MAX_TOKEN = 2000
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_PIECES_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_PREFIX_PART_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}")
+_SUB_PART_RE = re.compile(r"[A-Za-z0-9]{1,12}")
+# prefixes of ids, digests and names that are random but not secret (API object ids, hashes, build ids)
+_ID_PREFIXES = frozenset({
+    "msg", "toolu", "req", "request", "call", "chatcmpl", "run", "thread", "asst", "batch", "evt", "event", "cus",
+    "sub", "file", "ftjob", "vs", "org", "user", "id", "uuid", "sha", "sha1", "sha224", "sha256", "sha384",
+    "sha512", "md5", "blake2b", "etag", "commit", "build", "trace", "span", "session", "conv", "resp", "item",
+    "step", "job", "task", "node", "pod", "img", "image", "ch", "pi", "pm", "price", "prod", "inv", "in", "txn",
+    "acct", "ord", "att", "doc", "chunk", "sess", "ctx", "op", "obj", "res", "ref", "rev", "snap",
+    "ses", "prt", "per", "pty", "wrk", "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
+    "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
+})
+_DIGEST_BEFORE_RE = re.compile(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
+                               r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
+
+
+def _alphabet(body: str) -> bool:
+    """"abcdef…", "0123456789…": a character set written out, not a random draw."""
+    steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
+    return steps >= len(body) // 2
+
+
+def random_body(body: str, min_len: int = 16) -> bool:
+    """Does ``body`` look like the random part of a credential?"""
+    body = body.rstrip("=")
+    if len(body) < min_len or _alphabet(body) or _X_RUN_RE.search(body) or _MADE_UP_RE.search(body):
+        return False
+    if "example" in body.lower():
+        return False
+    if _UUID_RE.fullmatch(body):
+        return False
+    digit = any(c.isdigit() for c in body)
+    upper = any(c.isupper() for c in body)
+    lower = any(c.islower() for c in body)
+    if not ((digit and (upper or lower)) or (upper and lower)):
+        return False
+    alnum = "".join(c for c in body if c.isalnum())
+    if _HEX_RE.fullmatch(alnum):
+        return len(alnum) >= 24 and shannon(alnum) >= 3.0  # shorter hex: instance, commit and object ids
+    if shannon(body) < (3.3 if len(body) < 24 else 3.6):
+        return False
+    return not _wordy(body)
+
+
+_CONSONANTS_RE = re.compile(r"[b-df-hj-np-tv-xz]{5,}", re.I)
+
+
+def _wordy(body: str) -> bool:
+    """CamelCase or snake_case words, version strings, host names: long alphabetic pieces that read like
+    words (random lower-case runs have long consonant clusters, words rarely do)."""
+    pieces = _PIECES_RE.findall(body)
+    if not pieces:
+        return True
+    alpha = [p for p in pieces if not p.isdigit()]
+    if not alpha:
+        return False
+    mean = sum(map(len, alpha)) / len(alpha)
+    if mean < 3.6 and len(pieces) > 3:
+        return False
+    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7 and not any(c.islower() for c in body):
+        return False  # upper-case letters broken by digits again and again: T5O7BYYJW40E7…
+    return len(_CONSONANTS_RE.findall(body)) < 2
+
+
+def _prefixed(seg: str) -> bool:
+    """prefix[_.-]sub[_.-]sub[_.-]body with a short alphanumeric prefix, up to two sub-prefixes."""
+    seps = [i for i, c in enumerate(seg) if c in "_.-"][:3]
+    for k, cut in enumerate(seps):
+        parts = re.split(r"[_.-]", seg[:cut])
+        if len(parts) != k + 1 or not _PREFIX_PART_RE.fullmatch(parts[0]):
+            return False
+        if parts[0].lower() in _ID_PREFIXES:
+            return False
+        if any(not _SUB_PART_RE.fullmatch(p) for p in parts[1:]):
+            return False
+        if parts[0].lower() == "pk" and k and parts[1].lower() in ("live", "test"):
+            return False  # Stripe's publishable keys are public
+        if random_body(seg[cut + 1 :]):
+            return True
+    return False
+
+
+def _bare(seg: str) -> bool:
+    """A long random run with no prefix: alphanumerics only (base64 and paths have + / =), not all hex."""
+    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES:
+        return False
+    core = seg.replace("-", "").replace("_", "")
+    if not 32 <= len(seg) <= 200 or not core.isalnum() or _HEX_RE.fullmatch(core):
+        return False
+    return random_body(seg, 32) and shannon(seg) >= 4.3 and not _decodes_to_text(seg)
+
+
+def _decodes_to_text(run: str) -> bool:
+    raw = _b64decode(run)
+    if raw is None or len(raw) < 12:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable >= 0.95 * len(raw)
+
+
+def _b64decode(run: str) -> bytes | None:
+    s = run.rstrip("=")
+    if len(s) % 4 == 1:
+        return None
+    s += "=" * (-len(s) % 4)
+    try:
+        if "-" in s or "_" in s:
+            return base64.urlsafe_b64decode(s)
+        return base64.b64decode(s, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+_JWK_PRIVATE_RE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{16,}')
+_PEM_RE = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY")
+_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
+
+# the other rules, run on decoded text (set by the index module, which imports this one)
+decoded_scan: Callable[[str], bool] | None = None
+
+
+def _encoded_secret(run: str) -> bool:
+    """A base64 run of 32+ characters that decodes to a PEM header, private JWK fields or a secret."""
+    raw = _b64decode(run)
+    if raw is None:
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if _PEM_RE.search(text) or ('"kty"' in text and _JWK_PRIVATE_RE.search(text)):
+        return True
+    return decoded_scan is not None and decoded_scan(text)
+
+
+_PUBLIC_BLOCK_RE = re.compile(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
+                              r"[\s\S]{0,65536}?(?:-----END [A-Z0-9 ]{0,60}-----|\Z)")
+_PUBLIC_NAME_RE = re.compile(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
+                             r"public[A-Z]?\w{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z")
+# a long random path segment is a secret where the URL is a hook or an API, not a document or image id
+_SECRET_PATH_RE = re.compile(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
+
+
+def shaped_tokens(text: str) -> list[Span]:
+    """Spans of prefixed random tokens, bare random runs and base64-encoded secrets in ``text``."""
+    out: list[Span] = []
+    covered = 0
+    public = ([m.span() for m in _PUBLIC_BLOCK_RE.finditer(text)]
+              if "-----BEGIN " in text and ("PUBLIC" in text or "CERTIFICATE" in text) else [])
+    n = len(text)
+    for m in _RUN16.finditer(text):
+        if m.start() < covered:
+            continue
+        a = m.start()
+        lo = max(0, a - _MAX_TOKEN)
+        while a > lo and text[a - 1] in _TOKEN_CHARS:
+            a -= 1
+        b = m.end()
+        hi = min(n, b + _MAX_TOKEN)
+        while b < hi and text[b] in _TOKEN_CHARS:
+            b += 1
+        for _ in range(2):  # base64 padding
+            if b < n and text[b] == "=":
+                b += 1
+        covered = b
+        url = text.startswith("//", a) and text[a - 1 : a] == ":"
+        while a < b and text[a] in "_.~+/-":
+            a += 1
+        if public and any(pa <= a < pb for pa, pb in public):
+            continue
+        if _PUBLIC_NAME_RE.search(text, max(0, a - 40), a):
+            continue
+        span = _judge(text, a, b, url)
+        if span is not None:
+            out.append(span)
+    return out
+
+
+def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
+    while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
+        b -= 1
+    run = text[a:b]
+    if _DIGEST_BEFORE_RE.search(text, max(0, a - 24), a):
+        return None
+    if len(run) >= 32 and "." not in run and _B64_RUN_RE.fullmatch(run) and _encoded_secret(run):
+        return a, b, "encoded-secret"
+    # path segments and base64 runs: judge each piece between slashes; a random piece of a base64 run
+    # (it has + or = and no dot) takes the rest of the run with it
+    pos = a
+    for seg in run.split("/"):
+        end = pos + len(seg)
+        bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
+        bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
+        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg))):
+            if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
+                return pos, b, "prefixed-token"
+            return pos, end, "prefixed-token"
+        pos = end + 1
+    return None
+
+
+# quoted high-entropy literals assigned to any key (issue 12, item 5): only inside an assignment or a
+# JSON/YAML pair, never in free text; ids, hashes, digests, paths, names and versions are left alone
+_QUOTED_RE = re.compile(r"[\"'`](?P<s>[A-Za-z0-9+/=_.~-]{16,400})[\"'`]")
+_ASSIGN_BEFORE_RE = re.compile(
+    r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
+    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
+    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}\Z")
+_LITERAL_NOT_SECRET = frozenset({
+    "hash", "hashes", "sha", "sha1", "sha256", "sha384", "sha512", "md5", "digest", "checksum", "integrity",
+    "etag", "commit", "rev", "revision", "tag", "image", "guid", "uuid", "oid", "sum", "fingerprint",
+    "kid", "alg", "algorithm", "charset", "alphabet", "chars", "characters", "encoding", "locale", "font",
+    "color", "colour", "style", "class", "selector", "mime", "content", "host", "hostname", "domain",
+    "email", "user", "username", "owner", "author", "repo", "repository", "branch", "module", "package",
+    "sku", "slug", "code", "lang", "language", "model", "region", "zone", "bucket", "table", "database", "db",
+    "public", "publickey", "pubkey", "cert", "certificate", "nonce", "salt", "iv", "seed_hash",
+})
+
+
+def quoted_literals(text: str) -> list[Span]:
+    """Spans of quoted random literals that are the value of an assignment or a key in JSON/YAML."""
+    from segue.redact.checks import _NOT_SECRET_LAST, key_words  # checks imports nothing from here
+
+    out: list[Span] = []
+    for m in _QUOTED_RE.finditer(text):
+        a, b = m.span("s")
+        if text[m.start()] != text[m.end() - 1]:
+            continue
+        value = m.group("s")
+        before = _ASSIGN_BEFORE_RE.search(text, max(0, m.start() - 100), m.start())
+        if before is None:
+            continue
+        op_at = before.start("op")
+        if before.group("op") == "=" and op_at > 0 and text[op_at - 1] in "=!<>":
+            continue  # a comparison
+        words = key_words(before.group("k"))
+        if not words or words[-1] in _NOT_SECRET_LAST or words[-1] in _LITERAL_NOT_SECRET:
+            continue
+        if any(w in ("public", "publishable", "example", "sample", "test", "dummy", "fake") for w in words):
+            continue
+        core = value.strip("=")
+        if value.count("/") > 1 or value.startswith(("/", ".", "~")) or _UUID_RE.search(value):
+            continue  # a path
+        if _HEX_RE.fullmatch(core) or re.fullmatch(r"[\d.]+|v?\d+(?:\.\d+)+[\w.+-]*", value):
+            continue  # a hash or digest, a version
+        if not random_body(core, 16) or shannon(core) < 3.7 or _decodes_to_text(core):
+            continue
+        out.append((a, b, "quoted-literal"))
+    return out

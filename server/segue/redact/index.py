@@ -1,0 +1,302 @@
+"""The scanning index: which rules run where. One trie over the lower-cased text finds the keywords
+that occur, gates and start positions narrow where a rule is tried; none of it changes a span."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+
+from segue.redact.checks import _quoted
+from segue.redact.common import _OVERLAP, _WINDOW
+from segue.redact.keyblocks import _BEGIN_KEY_RE, _END_KEY_RE, _FIRST_LINE_RE, _KEY_BODY_RE, _KEY_SEARCH
+from segue.redact.rules import RULES, Rule, Starts
+
+# ---------------------------------------------------------------------------------------------
+# pre-filters: one regex pass over the lower-cased text finds which keywords occur, so most
+# short texts (titles, commands, paths) cost one search instead of a hundred substring tests
+
+
+def _trie(words: list[str]) -> str:
+    """A regex for any of ``words`` with shared prefixes factored out (sre tries alternatives one
+    by one, so a flat alternation of ~100 words costs several times more per position)."""
+    heads: dict[str, list[str]] = {}
+    for w in words:
+        heads.setdefault(w[0], []).append(w[1:])
+    alts = []
+    for head, tails in sorted(heads.items()):
+        rest = [t for t in tails if t]
+        sub = _trie(rest) if rest else ""
+        if sub and len(rest) < len(tails):  # a word ends here and longer ones go on
+            sub = f"(?:{sub})?"
+        alts.append(re.escape(head) + sub)
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+# case-insensitive anchors are scanned in the lower-cased text; those that are a list of words are
+# cut down to the words a window holds (same order, so the same hits): one or two words share a
+# literal prefix, which sre skips to, where eight words make it try every position
+_LOWER_ANCHORS = {r.anchor: re.compile(r.anchor.pattern.replace("(?i)", "")) for r in RULES
+                  if r.anchor is not None and r.anchor.flags & re.I}
+_ANCHOR_WORDS = {a: tuple(low.pattern.split("|")) for a, low in _LOWER_ANCHORS.items()
+                 if re.fullmatch(r"[\w ]+(?:\|[\w ]+)*", low.pattern)}
+_KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _ANCHOR_WORDS.values() for w in ws})
+_KEYWORD_RE = re.compile(_trie(_KEYWORDS))
+# sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
+# skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
+# character (~26 calls) is cheaper than one trie for all
+_SPLIT_AT = 400
+_KEYWORD_GROUPS = tuple(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
+                        for c in sorted({k[0] for k in _KEYWORDS}))
+# findall() reports non-overlapping matches: a keyword inside a match, or one that starts inside
+# a match and runs past its end, is not reported, so derive the first and look the second up
+_INNER = {k: tuple(o for o in _KEYWORDS if o != k and o in k) for k in _KEYWORDS}
+_STRADDLING = {
+    k: tuple(o for o in _KEYWORDS if any(len(o) > len(k) - i and o.startswith(k[i:]) for i in range(len(k))))
+    for k in _KEYWORDS
+}
+_KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
+                  for k in _KEYWORDS}
+_WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
+# whole-text rules with no keyword judge token shapes in one linear scan of their own (generic.py)
+_SHAPE_RULES = tuple(r for r in RULES if r.whole_text and not r.keywords)
+_GATED = frozenset(i for i, r in enumerate(RULES) if not r.keywords and r.gate is not None and not r.whole_text)
+
+
+def _branches(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (sre scans a charset-first alternation at every position,
+    but skips straight to a literal first character: so each branch is searched on its own)."""
+    out, depth, cur, esc, in_class = [], 0, "", False, False
+    for c in pattern:
+        if esc:
+            esc = False
+        elif c == "\\":
+            esc = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += c
+    return [*out, cur]
+
+
+# rule index -> (the gate's branches, search them in the lower-cased text?); flags are read once here
+# (RegexFlag arithmetic costs more than a short search)
+_GATES = {i: (tuple(map(re.compile, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
+          for i, r in enumerate(RULES) if r.gate is not None}
+
+
+# rules with a gate and no keyword (their gates are (?i)): one search in the lower-cased text tells
+# whether any of them can match
+_GATED_RE = re.compile("|".join(b.pattern for i in sorted(_GATED) for b in _GATES[i][0])) if _GATED else None
+
+
+def _gate_open(i: int, text: str, low: str) -> bool:
+    branches, on_low = _GATES[i]
+    return any(b.search(low if on_low else text) for b in branches)
+
+
+def _has_keyword(low: str) -> bool:
+    if len(low) < _SPLIT_AT:
+        return _KEYWORD_RE.search(low) is not None
+    return any(p.search(low) for p in _KEYWORD_GROUPS)
+
+
+def _keywords_in(low: str) -> set[str]:
+    """Every keyword that occurs in ``low``."""
+    if len(low) < _SPLIT_AT:
+        found = set(_KEYWORD_RE.findall(low))
+    else:  # a keyword hides only keywords of its own group; the fix-ups below cover both cases
+        found = {k for p in _KEYWORD_GROUPS for k in p.findall(low)}
+    if not found:
+        return found
+    present = set(found)
+    for k in found:
+        present.update(_INNER[k])
+    for o in {o for k in found for o in _STRADDLING[k]} - present:
+        if o in low:
+            present.add(o)
+    return present
+
+
+def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
+    """Spans of the windowed rules in one window (``low`` is the window lower-cased)."""
+    picked = set(_GATED)
+    present = _keywords_in(low)
+    for k in present:
+        picked |= _KEYWORD_RULES[k]
+    found: list[tuple[int, int, str]] = []
+    cache: dict[re.Pattern[str], list[int]] = {}
+    for i in sorted(picked):  # table order: it names merged spans
+        if i not in _GATES or _gate_open(i, chunk, low):
+            found += _run(RULES[i], chunk, offset, low, cache, present)
+    return found
+
+
+def _occurrences(word: str, low: str) -> Iterable[int]:
+    """Every start of ``word`` in ``low``, overlapping ones too (str.find skips like sre on a literal)."""
+    i = low.find(word)
+    while i >= 0:
+        yield i
+        i = low.find(word, i + 1)
+
+
+def _word_hits(words: tuple[str, ...], low: str, present: set[str]) -> list[int]:
+    """Starts of the matches of the alternation ``words`` in ``low`` (leftmost, earlier word first,
+    non-overlapping), from one literal search per word that occurs: sre skips straight to a literal
+    but tries every position for words that start differently."""
+    hits = sorted((a, i, len(w)) for i, w in enumerate(words) if w in present for a in _occurrences(w, low))
+    out, end = [], 0
+    for a, _, n in hits:
+        if a >= end:  # what the alternation does: at each position the first word, never inside a match
+            out.append(a)
+            end = a + n
+    return out
+
+
+# sre's (?i) matches these to i and s, str.lower() keeps them (or, for U+0130, turns it into two characters)
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+def _lower(text: str) -> str:
+    """Lower-cased as (?i) sees it, offsets kept: a keyword or start found here is one sre can match."""
+    low = text.lower()
+    if len(low) != len(text) or "\u0131" in low or "\u017f" in low:
+        low = text.translate(_FOLD).lower()
+    return low
+
+
+def _start_positions(st: Starts, words: tuple[str, ...], low: str) -> list[int]:
+    """Where matches can begin (see Starts), in order."""
+    out: set[int] = set()
+    for w in words:
+        for i in _occurrences(w, low):
+            if st.reach:
+                seg = low[max(0, i - st.reach) : i]
+                back = len(seg) if st.over is None else len(seg) - len(seg.rstrip(st.over))
+                out.update(range(i - back, i + 1))
+            else:
+                out.add(i)
+    return sorted(out)
+
+
+def _value_span(m: re.Match[str]) -> tuple[int, int]:
+    """The span to replace: group "s" without its surrounding quotes and trailing , ; else the match."""
+    if "s" in m.re.groupindex and m.start("s") >= 0:
+        a, b = m.span("s")
+        v = m.group("s")
+        if _quoted(v):
+            return a + 1, b - 1
+        while b > a + 1 and m.string[b - 1] in ",;":
+            b -= 1
+        return a, b
+    return m.span()
+
+
+_IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+
+
+def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
+                       present: set[str] | None = None) -> list[int]:
+    """Start of each identifier that holds an anchor keyword, in order, without repeats
+    (``present``: the keywords ``low`` holds, if known)."""
+    pat = _LOWER_ANCHORS.get(anchor)
+    words = _ANCHOR_WORDS.get(anchor)
+    hits: Iterable[int]
+    if pat is None or low is None or len(low) != len(text):
+        hits = (m.start() for m in anchor.finditer(text))
+    elif words is not None and present is not None:
+        hits = _word_hits(words, low, present)
+    else:
+        hits = (m.start() for m in pat.finditer(low))
+    out: list[int] = []
+    last = -1
+    for start in hits:
+        floor = max(0, start - 70, last)
+        start = floor + len(text[floor:start].rstrip(_IDENT_CHARS))  # back to the identifier's start
+        if start != last:
+            out.append(start)
+            last = start
+    return out
+
+
+
+def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str]]:
+    done = -1
+    for start in starts:
+        if start < done:
+            continue
+        m = rule.regex.match(text, start)
+        if m is not None:
+            done = m.end()
+            yield m
+
+
+def _key_blocks(text: str) -> list[tuple[int, int, str]]:
+    """Every private-key block, each BEGIN paired with the first END after it (linear time: a lazy
+    regex would rescan up to the search limit from every BEGIN)."""
+    ends = list(_END_KEY_RE.finditer(text))
+    starts = [e.start() for e in ends]
+    out: list[tuple[int, int, str]] = []
+    covered = 0
+    for b in _BEGIN_KEY_RE.finditer(text):
+        if b.start() < covered:
+            continue
+        i = bisect.bisect_left(starts, b.end())
+        if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
+            span = (b.start(), ends[i].end(), "private-key")
+        else:  # END cut off: take every following line that looks like key material
+            body = _KEY_BODY_RE.match(text, b.end())
+            first = _FIRST_LINE_RE.match(text, b.end())  # at least the line after BEGIN, whatever it holds
+            span = (b.start(), max(body.end() if body else b.end(), first.end() if first else b.end()),
+                    "private-key-open")
+        out.append(span)
+        covered = span[1]
+    return out
+
+
+def _run(rule: Rule, text: str, offset: int, low: str | None = None,
+         cache: dict[re.Pattern[str], list[int]] | None = None,
+         present: set[str] | None = None) -> list[tuple[int, int, str]]:
+    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans."""
+    if rule.finder is not None:
+        return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
+    matches: Iterable[re.Match[str]]
+    if rule.anchor is not None:
+        cache = {} if cache is None else cache
+        if rule.anchor not in cache:
+            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present)
+        matches = _anchored(rule, text, cache[rule.anchor])
+    elif rule.starts is not None:
+        low = low if low is not None and len(low) == len(text) else _lower(text)
+        matches = _anchored(rule, text, _start_positions(rule.starts, rule.starts.words or rule.keywords, low))
+    else:
+        matches = rule.regex.finditer(text)
+    out = []
+    for m in matches:
+        a, b = _value_span(m)
+        if b <= a:
+            continue
+        raw = m.group("s") if "s" in m.re.groupindex and m.start("s") >= 0 else m.group(0)
+        if rule.check is not None and not rule.check(raw, m, text):
+            continue
+        out.append((a + offset, b + offset, rule.id))
+    return out
+
+
+def _windows(text: str) -> Iterable[tuple[int, str]]:
+    if len(text) <= 2 * _WINDOW:
+        yield 0, text
+        return
+    step = _WINDOW - _OVERLAP
+    for start in range(0, len(text), step):
+        yield start, text[start : start + _WINDOW]
+        if start + _WINDOW >= len(text):
+            break
+

@@ -1,0 +1,345 @@
+"""The rule table: what each rule matches (id, tier, pattern, check) and, beside it, its speed knobs
+(keywords, gate, starts, anchor), which only skip work (tests/test_redact_prefilter.py)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from segue.redact.checks import (
+    _PW_KEY_WORDS,
+    _SECRET_KEY_WORDS,
+    Check,
+    _conn_ok,
+    _context_ok,
+    _curl_ok,
+    _generic_ok,
+    _htpasswd_ok,
+    _keyed,
+    _password_ok,
+    _prose_ok,
+    _prose_value_ok,
+    _secret_flag_ok,
+    _secret_ok,
+    _slack_ok,
+    _sql_user_ok,
+    _tier1_ok,
+    _url_ok,
+    _url_param_ok,
+)
+from segue.redact.common import _HANDOFF_SCAN_RE
+from segue.redact.generic import quoted_literals, shaped_tokens
+from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
+
+_I = re.I
+
+
+@dataclass(frozen=True)
+class Starts:
+    """Where a rule's matches can begin: at an occurrence of one of ``words`` in the lower-cased text,
+    or at most ``reach`` characters of ``over`` (None: any) before one. For regexes with no literal to
+    skip to (``\\b``, a look-behind or (?i) first) sre tries every position; matching only here, in
+    order and never inside the previous match, finds the same matches as finditer. No ``words``: the
+    rule's keywords."""
+
+    words: tuple[str, ...] = ()
+    over: str | None = ""
+    reach: int = 0
+
+
+_AT_KEYWORD = Starts()
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    tier: int
+    regex: re.Pattern[str]
+    keywords: tuple[str, ...] = ()  # lower-case; the rule runs only if one occurs
+    check: Check | None = None
+    whole_text: bool = False  # multi-line blocks: scanned over the whole text, not in windows
+    # keyed rules: find the keyword first, then match from the start of the identifier holding it;
+    # far cheaper than trying the rule at every identifier of a long line
+    anchor: re.Pattern[str] | None = None
+    # rules that are not one regex (key blocks: BEGIN paired with the next END in linear time)
+    finder: Callable[[str], list[tuple[int, int, str]]] | None = None
+    # a cheap regex (literal first) that any match must contain: lets a rule whose regex sre cannot
+    # skip through be left out of windows that hold a keyword but not the shape; written in lower
+    # case with (?i), it is searched in the lower-cased window (case-insensitive sre is slow)
+    gate: re.Pattern[str] | None = None
+    starts: Starts | None = None
+
+
+# value shapes: quoted (may hold spaces) or a bare run
+_QV = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`)"""
+_BARE = r"""[^\s'"`]{1,200}"""
+_VAL = rf"(?P<s>{_QV}|{_BARE})"
+_QLIT = r"""(?P<s>"[^"\n]{4,200}"|'[^'\n]{4,200}'|`[^`\n]{4,200}`)"""  # a quoted literal of 4+ characters
+# a key: an identifier of up to ~70 characters; which words make it a secret's name is decided in
+# Python (key_words), where it is cheaper and clearer than in a regex
+_KW_ANY = r"(?:pass|pwd|pw|secret|token|key|cred|auth|contrase|senha|wachtwoord)"
+_KEY = r"(?=[\w.-]{0,70}?" + _KW_ANY + r")[\w.-]{1,70}"
+_AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
+_SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
+_SP1 = r"[ \t]{1,16}"
+# assignment operators of configs and code; "(" only directly before a quote (secret("x"))
+_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
+# a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
+_TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
+         + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль")
+_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw")
+
+
+def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+
+RULES: tuple[Rule, ...] = (
+    # --- tier 1: vendor prefixes and key blocks -------------------------------------------
+    # BEGIN … END, and a BEGIN whose END is cut off (8 KiB after it go); see _key_blocks
+    Rule("private-key", 1, _r(_OPEN_KEY), ("private key",), whole_text=True, finder=lambda t: _key_blocks(t)),
+    Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
+         ("putty-user-key-file",), whole_text=True),
+    Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
+         ("a3t", "akia", "asia", "abia", "acca"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("github-token", 1, _r(r"\b(?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255}\b"),
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("github-fine-grained-pat", 1, _r(r"\bgithub_pat_\w{82}\b"), ("github_pat_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("gitlab-token", 1,
+         _r(r"\b(?:glpat|gldt|glft|glsoat|glrt|glptt|glcbt|glimt|glagent|gloas|glffct)-[0-9A-Za-z_.-]{20,300}"),
+         ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glptt-", "glcbt-", "glimt-", "glagent-", "gloas-",
+          "glffct-"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("gitlab-rrt", 1, _r(r"\bGR1348941[\w-]{20,50}"), ("gr1348941",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("slack-token", 1, _r(r"(?i)\bxox[abposre]-(?:\d+-)+[0-9a-z-]{6,300}"), ("xox",), _slack_ok,
+         starts=_AT_KEYWORD),
+    Rule("slack-config-token", 1, _r(r"(?i)\bxoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,400}"), ("xoxe",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("slack-app-token", 1, _r(r"(?i)\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+"), ("xapp-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("slack-webhook", 1,
+         _r(r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}"),
+         ("hooks.slack.com",), _tier1_ok),
+    Rule("stripe-key", 1, _r(r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,255}\b"), ("sk_", "rk_"), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("openai-key", 1,
+         _r(r"\bsk-(?:(?:proj|svcacct|admin|service)-[A-Za-z0-9_-]{1,300}|[A-Za-z0-9]{1,300})T3BlbkFJ[A-Za-z0-9_-]{1,300}"),
+         ("t3blbkfj",), _tier1_ok),
+    Rule("anthropic-key", 1, _r(r"\bsk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{20,300}"), ("sk-ant-",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("openrouter-key", 1, _r(r"\bsk-or-v1-[0-9a-f]{64}\b"), ("sk-or-v1-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("huggingface-token", 1, _r(r"\b(?:hf_|api_org_)[A-Za-z0-9]{34}\b"), ("hf_", "api_org_"), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("gcp-api-key", 1, _r(r"\bAIza[\w-]{35}(?![\w-])"), ("aiza",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("npm-token", 1, _r(r"(?i)\bnpm_[a-z0-9]{36}\b"), ("npm_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("pypi-token", 1, _r(r"\bpypi-AgE(?:IcHlwaS5vcmc|NdGVzdC5weXBpLm9yZw)[\w-]{50,1000}"), ("pypi-age",),
+         _tier1_ok, starts=_AT_KEYWORD),
+    Rule("sendgrid-key", 1, _r(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), ("sg.",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("supabase-key", 1, _r(r"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{31})\b"), ("sbp_", "sb_secret_"),
+         _tier1_ok, starts=_AT_KEYWORD),
+    Rule("azure-ad-client-secret", 1,
+         _r(r"(?:^|[\\'\"`\s>=:(,)])(?P<s>[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'\"`\s<),])", re.M),
+         ("q~",), _tier1_ok),
+    Rule("twilio-api-key", 1, _r(r"\bSK[0-9a-fA-F]{32}\b"), ("sk",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("aws-bedrock-api-key", 1,
+         _r(r"\bABSK[A-Za-z0-9+/]{109,269}={0,2}|\bbedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%-]{0,2000}"),
+         ("absk", "bedrock-api-key-"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("xai-api-key", 1, _r(r"\bxai-[A-Za-z0-9_-]{70,120}"), ("xai-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("groq-api-key", 1, _r(r"\bgsk_[A-Za-z0-9]{52}\b"), ("gsk_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("perplexity-api-key", 1, _r(r"\bpplx-[A-Za-z0-9]{48}\b"), ("pplx-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("digitalocean-token", 1, _r(r"\bdo[opr]_v1_[a-f0-9]{64}\b"), ("do_v1_", "dop_v1_", "doo_v1_", "dor_v1_"),
+         _tier1_ok, starts=_AT_KEYWORD),
+    Rule("databricks-api-token", 1, _r(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), ("dapi",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("shopify-token", 1, _r(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), ("shp",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("hashicorp-tf-api-token", 1, _r(r"(?i)\b[a-z0-9]{14}\.(?-i:atlasv1)\.[a-z0-9_=-]{60,70}"), ("atlasv1",),
+         _tier1_ok),
+    Rule("vault-token", 1, _r(r"\bhv[sb]\.[\w-]{90,300}"), ("hvs.", "hvb."), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("age-secret-key", 1, _r(r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"), ("age-secret-key-",),
+         starts=_AT_KEYWORD),
+    Rule("1password-service-account-token", 1, _r(r"\bops_eyJ[A-Za-z0-9+/]{250,5000}={0,3}"), ("ops_eyj",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("1password-secret-key", 1,
+         _r(r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b"),
+         ("a3-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("heroku-api-key-v2", 1, _r(r"\bHRKU-AA[0-9A-Za-z_-]{58}"), ("hrku-",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("sentry-token", 1, _r(r"\bsntry[us]_[A-Za-z0-9+/=_]{40,2000}"), ("sntry",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("linear-api-key", 1, _r(r"\blin_api_[A-Za-z0-9]{40}\b"), ("lin_api_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("notion-api-token", 1, _r(r"\bntn_[0-9]{11}[A-Za-z0-9]{35}\b"), ("ntn_",), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("grafana-token", 1,
+         _r(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}"),
+         ("glsa_", "glc_", "eyjrijoi"), _tier1_ok, starts=_AT_KEYWORD),
+    Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
+         starts=_AT_KEYWORD),
+    Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
+    # prefix + random body (acme_live_8fK2…), long random runs, base64 that decodes to a secret: judged in
+    # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
+    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
+         gate=_r(r"[A-Za-z0-9]{16}")),
+    # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
+    Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
+         gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
+    # --- tier 2: structure and context ----------------------------------------------------
+    Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
+         (".ey",), starts=Starts(("ey",))),
+    Rule("url-credentials", 2,
+         # the user part may be an e-mail address; the password runs to the last "@" before the host
+         _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?:[^\s:/@\"'<>]{1,100}@)?[^\s:/@\"'<>]{0,100}:"
+            r"(?P<s>[^\s/\"'<>]{1,200})@"), ("://",),
+         _url_ok, gate=_r(r"://[^\s:/\"'<>]{0,201}:[^\s/\"'<>]{1,200}@"),
+         starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
+    Rule("curl-user", 2,
+         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
+            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _curl_ok,
+         anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
+    Rule("auth-header", 2,
+         _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
+            r"(?:(?:bearer|basic|token|bot|digest|api-?token"
+            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1 + r")?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
+         ("authorization",), _context_ok, starts=Starts(("proxy-authorization", "authorization"))),
+    Rule("cookie-header", 2,
+         _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
+         ("cookie",),
+         _context_ok, starts=Starts(("set-cookie", "cookie"))),
+    Rule("api-key-header", 2,
+         _r(r"(?i)\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|private-token|x-functions-key"
+            r"|ocp-apim-subscription-key)[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
+         ("api-key", "auth-token", "access-token", "private-token", "functions-key", "subscription-key"),
+         _context_ok, starts=Starts(("x-api-key", "x-auth-token", "x-access-token", "api-key", "x-goog-api-key",
+                                     "private-token", "x-functions-key", "ocp-apim-subscription-key"))),
+    Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?" + _SP + r"=" + _SP + r"(?P<s>[^\s'\"]{1,1000})"), ("_auth",),
+         _context_ok),
+    Rule("azure-storage-key", 2, _r(r"(?i)AccountKey=(?P<s>[A-Za-z0-9+/=]{86,88})"), ("accountkey",),
+         starts=_AT_KEYWORD),
+    Rule("telegram-bot-token", 2, _r(r"(?:(?<![\w:])|(?<=bot))[0-9]{5,16}:A[A-Za-z0-9_-]{34}\b"), (":a",),
+         starts=Starts((":a",), "0123456789", 16)),
+    Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
+         gate=_r(r"(?i)\.[a-z\d_-]{6}\.")),
+    Rule("aws-secret-access-key", 2,
+         _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
+            r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
+         ("secret", "access", "key", "token"), _context_ok, gate=_r(r"(?i)[=>:|,][`'\"\s=]{0,5}[a-z0-9/+=]{40}"),
+         starts=Starts(("secret", "access", "key", "token"))),
+    Rule("env-assignment", 2,
+         _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
+            r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
+         ("key", "secret", "token", "passw", "pwd", "credential", "auth", "_pat"), _context_ok,
+         gate=_r(r"(?:KEY|SECRET|TOKEN|PASSW|_PWD|CREDENTIAL|AUTH|_PAT)[A-Z0-9_]{0,50}=")),
+    Rule("url-secret-param", 2,
+         _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
+            r"|x-amz-signature|x-amz-credential|x-goog-signature|code|password|passwd|pwd|secret|key|auth"
+            r"|private_token|sessionid|session)=(?P<s>[^&#\s\"'<>]{6,2000})"),
+         check=_context_ok, gate=_r(r"(?i)\?[a-z_-]{3,16}=|&[a-z_-]{3,16}="), starts=Starts(("?", "&"))),
+    Rule("otpauth-secret", 2,
+         _r(r"(?i)otpauth://[^\s?]{1,300}\?(?:[^\s#]{0,500}?&)?secret=(?P<s>[A-Z2-7=]{6,256})"), ("otpauth",),
+         starts=_AT_KEYWORD),
+    Rule("netrc-password", 2,
+         _r(r"(?i)\bmachine" + _SP1 + r"\S{1,200}\s+login\s+\S{1,200}\s+password" + _SP1 + r"(?P<s>\S{1,200})"),
+         ("machine",),
+         _context_ok, starts=_AT_KEYWORD),
+    Rule("cli-password-flag", 2,
+         _r(r"(?i)-(?<![\w-]-)-?(?:password|passwd|pass|pwd|token|api[-_]?key|apikey|secret|auth-token|access-token"
+            r"|client-secret|secret-key|access-key)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+         ("pass", "pwd", "token", "key", "secret"), _context_ok),
+    Rule("mysql-password", 2,
+         _r(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,300}?[ \t]-p"
+            r"(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"), ("mysql", "mariadb"), _context_ok, starts=_AT_KEYWORD),
+    Rule("sshpass-password", 2, _r(r"\bsshpass" + _SP1 + r"-p" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("sshpass",),
+         _context_ok, starts=_AT_KEYWORD),
+    Rule("redis-cli-password", 2,
+         _r(r"\bredis-cli\b[^\n|;&]{0,300}?[ \t]-a" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("redis-cli",),
+         _context_ok, starts=_AT_KEYWORD),
+    Rule("sql-password", 2,
+         _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
+            + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
+            r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
+         gate=_r(r"(?i)(?:by|as|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
+         starts=_AT_KEYWORD),
+    Rule("connection-string-password", 2,
+         _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
+            re.M), ("password", "pwd"), _conn_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "="),
+         starts=Starts(("password", "pwd"), None, 1)),
+    Rule("password-assignment", 2,
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?\]?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
+         _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
+    Rule("password-prose", 2,
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
+            r"(?:(?:is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         (*_PW_KEYWORDS, "secret", "token", "key"), _prose_ok, anchor=_SECRET_ANCHOR),
+    Rule("password-compare", 2,
+         _r(r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')" + _SP + "[!=]==?" + _SP + "(?P<k>" + _KEY + r")\b", _I),
+         (*_PW_KEYWORDS, "secret", "key", "token"), _keyed(_context_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True),
+         gate=_r("[\"'][ \t]{0,16}[!=]=")),
+    Rule("secret-assignment", 2,
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
+         ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True),
+         anchor=_SECRET_ANCHOR),
+    Rule("xml-secret-element", 2,
+         _r(r"(?i)<(?P<k>" + _KEY + r")>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
+         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
+         _keyed(_secret_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
+    Rule("keyed-call-argument", 2,
+         _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
+         ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
+         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True)),
+    # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
+    Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok,
+         starts=Starts(("-us",), "0123456789abcdef", 32)),
+    Rule("jwk-private-field", 2,
+         _r(r"\"(?:d|p|q|dp|dq|qi|k)\"" + _SP + ":" + _SP + r"\"(?P<s>[A-Za-z0-9_-]{16,4000})\""),
+         ("\"kty\"",), gate=_r(r"\"(?:d|p|q|dp|dq|qi|k)\"")),
+    Rule("pgpass-line", 2,
+         _r(r"(?m)^[^\s:#]{1,200}:(?:\d{1,5}|\*):[^\s:]{1,200}:[^\s:]{1,200}:(?P<s>\S{1,200})$"), ("pgpass",),
+         _context_ok),
+    Rule("env-fallback-literal", 2,
+         _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env(?=\())" + _SP + r"\(?" + _SP
+            + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
+            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:)" + _SP + "|," + _SP + r")" + _QLIT),
+         ("getenv", "environ.get", "env.get", "env.fetch", "env("),
+         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("process-env-fallback", 2,
+         _r(r"process\.env\.(?P<k>\w{1,70})" + _SP + r"(?:\|\||\?\?)" + _SP + _QLIT),
+         ("process.env.",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("define-secret", 2,
+         _r(r"#" + _SP + r"define" + _SP1 + r"(?P<k>\w{1,70})" + _SP1 + r"(?P<s>\"[^\"\n]{1,200}\"|[^\s\"]{6,200})"),
+         ("define",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    Rule("curlopt-secret", 2,
+         _r(r"CURLOPT_(?:\w{0,30}PASSWORD|\w{0,30}PASSWD|\w{0,10}USERPWD|XOAUTH2_BEARER|\w{0,30}TOKEN|\w{0,30}SECRET)"
+            + _SP + "," + _SP + r"(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("curlopt_",), _context_ok),
+    Rule("powershell-securestring", 2,
+         _r(r"(?i)ConvertTo-SecureString(?:" + _SP1 + r"-(?:AsPlainText|Force))*" + _SP1 + r"(?:-String" + _SP1
+            + r")?(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("convertto-securestring",), _context_ok),
+    Rule("secret-flag", 2,
+         _r(r"(?i)-(?<![\w-]-)-(?P<k>(?:[a-z][\w-]{0,40}?)?(?:secret|token|passw(?:or)?d|pass|pwd|bearer|api-?key|apikey"
+            r"|credential)[\w-]{0,30})(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+         ("secret", "token", "pass", "pwd", "bearer", "key", "credential"), _secret_flag_ok),
+    Rule("htpasswd-password", 2,
+         _r(r"\bhtpasswd(?P<f>(?:" + _SP1 + r"-[a-zA-Z]{1,6}){1,4})" + _SP1 + r"\S{1,300}" + _SP1 + r"\S{1,200}" + _SP1
+            + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("htpasswd",), _htpasswd_ok),
+    Rule("password-prose-for", 2,
+         _r(r"(?i)\b(?:password|passwd|pw|pwd|passcode|passphrase)" + _SP1 + r"(?:for|of|to|on|at)" + _SP1
+            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
+            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
+    Rule("oauth-param", 2,
+         _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
+            + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok, starts=_AT_KEYWORD),
+    Rule("url-secret-param-suffix", 2,
+         _r(r"(?i)[?&;](?P<k>[\w.\-\[\]]{0,40}?(?:key|token|secret|signature|sig|credential|credentials|password|passwd"
+            r"|pwd|pw|pass|auth))=(?P<s>[^&#\s\"'<>]{6,2000})"),
+         ("key", "token", "secret", "sig", "credential", "pass", "pwd", "pw", "auth"), _url_param_ok,
+         gate=_r(r"(?i)[?&;][\w.\-\[\]]{0,40}?(?:key|token|secret|sig|credential|pass|pwd|pw|auth)[a-z]{0,9}="),
+         starts=Starts(("?", "&", ";"))),
+    Rule("sql-identified-bare", 2,
+         _r(r"(?i)\bidentified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)" + _SP1
+            + r"(?P<s>[^\s;'\"()]{3,200})"), ("identified",), _sql_user_ok, starts=_AT_KEYWORD),
+    # --- tier 3: generic assignment, entropy-gated ---------------------------------------
+    Rule("generic-assignment", 3,
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")[\"'`]?" + _TYPE + _SP + "(?::=|=>|=|:)" + _SP + r"[\"'`]?"
+            r"(?P<s>[^\s\"'`,;]{8,1000})"),
+         ("key", "secret", "token", "auth", "credential", "creds", "passw"),
+         _keyed(_generic_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), anchor=_SECRET_ANCHOR),
+)
+

@@ -1,0 +1,59 @@
+"""Issue 12: recall and false positives on generated corpora of vendor formats and secret kinds in transcript
+contexts (tests/data/redaction/generate.py). gen_dev.jsonl is what rules are developed on; gen_heldout.jsonl has
+other vendors, contexts and negatives, was committed before the rules it measures, and only its totals are
+printed (so that nobody tunes on its misses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from segue.redact import Redactor
+
+DATA = Path(__file__).parent / "data" / "redaction"
+
+
+def _load(name: str) -> list[dict]:
+    with open(DATA / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
+    r = Redactor(environ={})
+    rows = _load(name)
+    pos = [x for x in rows if x["secret"] is not None]
+    neg = [x for x in rows if x["secret"] is None]
+    missed = [x for x in pos if x["secret"] in r.redact(x["text"])[0]]
+    changed = [x for x in neg if r.redact(x["text"])[0] != x["text"]]
+    return 1 - len(missed) / len(pos), len(changed) / len(neg), missed, changed
+
+
+# the goal is 0.95 on both; the held-out file measures 0.932 (2026-12-01) and is held to that, so a
+# regression shows, without tuning rules on it to reach the goal
+FLOOR = {"gen_dev.jsonl": 0.95, "gen_heldout.jsonl": 0.93}
+
+
+@pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False)],
+                         ids=["dev", "heldout"])
+def test_generated_corpus(name: str, show: bool) -> None:
+    recall, fp, missed, changed = score(name)
+    print(f"\n{name}: recall {recall:.3f}, false positives {fp:.3f}")
+    if show:
+        for x in missed:
+            print("  missed:", x["source"], x["text"][:140].encode("unicode_escape").decode())
+        for x in changed:
+            print("  changed:", x["source"], x["text"][:140].encode("unicode_escape").decode())
+    assert recall >= FLOOR[name]
+    assert fp <= 0.05
+
+
+def test_corpora_are_well_formed_and_disjoint() -> None:
+    dev, held = _load("gen_dev.jsonl"), _load("gen_heldout.jsonl")
+    for x in dev + held:
+        assert set(x) == {"text", "secret", "source"}
+        assert x["secret"] is None or x["secret"] in x["text"]
+    kinds = [{x["source"].split(":")[2 if ":neg:" in x["source"] else 1] for x in rows} for rows in (dev, held)]
+    assert not kinds[0] & kinds[1]
+    assert sum(x["secret"] is not None for x in held) >= 200 and sum(x["secret"] is None for x in held) >= 50
