@@ -247,3 +247,17 @@ def test_reader_problems_reach_the_brief() -> None:
     f = build_facts(session(), iter([]), stats, Redactor(environ={}))
     assert f.to_json()["problems"] == ["none of the 3 non-blank lines is a Claude Code record"]
     assert "Problem reading the session: `none of the 3 non-blank lines is a Claude Code record`" in render(f)
+
+
+def test_a_found_value_is_redacted_in_every_piece_of_the_brief() -> None:
+    # The value is recognisable only where it has a key (the third step); the pieces quoted before it show it
+    # bare. One memory per brief redacts them all; a fresh brief starts with an empty memory.
+    pw = "Zq7!vRt2#pLm"
+    steps = [Step("request", f"log in as admin with {pw} then run the tests"),
+             Step("command", f"mysql -u admin -p{pw} -e 'select 1'", exit_code=0),
+             Step("message", f"I set DB_PASSWORD={pw} in the env file")]
+    f = facts_of(steps)
+    md = render(f)
+    assert pw not in md and pw not in str(f.to_json())
+    other = facts_of([Step("request", f"the word {pw} alone is not a secret here")])
+    assert pw in str(other.to_json())  # negative control: nothing was learned in this brief

@@ -185,6 +185,9 @@ class _Quoter:
 
 def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redactor: Redactor) -> Facts:
     raw = stream(steps)
+    # One memory of found values per brief: a value a rule found in one piece is redacted in every other
+    # piece too (a password shown after `login`, under a `*_confirmation` key, or bare).
+    redactor = redactor.scoped()
     q = _Quoter(redactor)
     first = raw.first_request if raw.first_request is not None else session.first_request
     if session.branch_is_current:  # read again: "now" means when the brief is written, not when listed
@@ -210,7 +213,27 @@ def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redac
         problems=list(dict.fromkeys(stats.problems))[:20],
     )
     facts.redactions = q.count
+    if redactor.learned():  # pieces quoted before a later piece taught the redactor a value
+        _redact_known(facts, redactor)
     return facts
+
+
+def _redact_known(facts: Facts, r: Redactor) -> None:
+    def k(text: str | None) -> str | None:
+        if not text:
+            return text
+        t, n = r.redact_known(text)
+        facts.redactions += n
+        return t
+
+    s = facts.session
+    facts.session = dataclasses.replace(s, title=k(s.title), first_request=k(s.first_request), cwd=k(s.cwd),
+                                        branch=k(s.branch), model=k(s.model))
+    facts.first_request, facts.latest_request = k(facts.first_request), k(facts.latest_request)
+    facts.last_agent_message = k(facts.last_agent_message)
+    facts.files_changed = [FileChange(k(f.path) or "", f.added, f.removed) for f in facts.files_changed]
+    facts.commands = [CommandRun(k(c.command) or "", c.exit_code, c.status) for c in facts.commands]
+    facts.steps = [{**st, "text": k(st["text"]) or ""} for st in facts.steps]
 
 
 def _shown_step(q: _Quoter, s: Step) -> str:
