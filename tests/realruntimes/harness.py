@@ -384,7 +384,14 @@ def run_tty(argv: Sequence[str], cwd: Path, env: dict[str, str], keys: Sequence[
             else:
                 raise ValueError(f"unknown step {what}")
             screens.append(_capture(sock, "t"))
-        dead = _tmux(sock, "display-message", "-p", "-t", "t", "#{pane_dead}", check=False).stdout.strip()
+        # A runtime prints its goodbye before it (and the namespace wrapper around it) has exited: on a busy
+        # machine the pane dies a few seconds after the last expected text, so wait for it, bounded.
+        deadline = time.monotonic() + min(timeout, 30)
+        while True:
+            dead = _tmux(sock, "display-message", "-p", "-t", "t", "#{pane_dead}", check=False).stdout.strip()
+            if dead == "1" or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
         final = _capture(sock, "t", history=True)
         return TtyResult(screens=screens, final=final, exited=dead == "1")
     finally:
