@@ -338,7 +338,8 @@ try {
     const t1 = fold(await text(item));
     await waitFor('the countdown to tick', async () => fold(await text(item)) !== t1, 10_000);
     // The Sessions view marks the handed-off session and the live one, each with its runtime's icon.
-    await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    const sessionsPane = page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first();
+    if (!(await sessionsPane.isVisible())) await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     await tree.locator('.monaco-list-row', { hasText: titleOf(s).slice(0, 30) }).filter({ hasText: 'handed off' }).first().waitFor({ timeout: budget(20_000) });
     if (liveSession) await tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● live' }).first().waitFor({ timeout: budget(20_000) });
@@ -357,7 +358,9 @@ try {
   });
 
   await steps.step('the Sessions view groups by runtime, nests subagents, and toggles to directories', async () => {
-    await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    if (!(await page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first().isVisible())) {
+      await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    }
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     await tree.waitFor({ timeout: 15_000 });
     const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);

@@ -24,8 +24,10 @@ export async function runCommand(page, title) {
       await page.keyboard.press('F1');
       await input.waitFor({ state: 'visible', timeout: budget(5_000) });
       await input.fill(`>${title}`, { timeout: budget(5_000) });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: budget(10_000) });
-      await page.keyboard.press('Enter');
+      // Click the row itself: Enter runs the top row, which may be a longer title that also matches.
+      const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
+      await row.waitFor({ timeout: budget(10_000) });
+      await row.click();
       await waitFor(`the palette to run "${title}"`, async () => {
         if (!(await input.isVisible())) return true;
         return (await input.inputValue()) !== `>${title}`;
