@@ -342,7 +342,7 @@ try {
     if (!(await sessionsPane.isVisible())) await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     await tree.locator('.monaco-list-row', { hasText: titleOf(s).slice(0, 30) }).filter({ hasText: 'handed off' }).first().waitFor({ timeout: budget(20_000) });
-    if (liveSession) await tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● live' }).first().waitFor({ timeout: budget(20_000) });
+    if (liveSession) await tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● ' }).filter({ hasText: 'live' }).first().waitFor({ timeout: budget(20_000) });
     await steps.shot('status-bar-and-marks');
     await item.click();
     await quickPick(page, 'Handoff tokens from this editor');
@@ -398,9 +398,12 @@ try {
     const toggle = page.locator('.action-label[aria-label^="Toggle Grouping"]').first();
     await page.locator('.sidebar .composite.title, .sidebar .pane-header').first().hover();
     await toggle.click();
-    await tree.locator('.monaco-list-row', { hasText: expected[0].cwd }).first().waitFor({ timeout: 15_000 });
-    const rows = await rowsNow();
-    if (rows.some((t) => Object.values(names).includes(t.replace(/\s*\d+$/, '')))) throw new Error(`runtime groups remain: ${rows.join(' | ')}`);
+    // Rows show directories in both modes now: wait for the grouping itself to change.
+    const isRuntimeGroup = (t) => Object.values(names).includes(t.replace(/\s*\d+$/, ''));
+    await waitFor('directory groups instead of runtime groups', async () => {
+      const rows = await rowsNow();
+      return rows.length > 0 && !rows.some(isRuntimeGroup) && rows.some((t) => /^\/tmp\/segue-fx\/[^ ]+\d+$/.test(t));
+    }, 15_000).catch(async (e) => { throw new Error(`${e.message}; rows: ${(await rowsNow()).join(' | ')}`); });
   });
 } catch (e) {
   steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });

@@ -227,7 +227,8 @@ export function shortAge(iso: string | null | undefined, now: number): string {
 }
 
 /**
- * The Sessions view's description line, read like a row of `segue list`: marks (● live, ⇄ handed off), age,
+ * The Sessions view's description line, read like a row of `segue list`: marks (live, handed off; the label
+ * leads with ● / ⇄), age,
  * then the columns the grouping does not already show (directory and branch by runtime; runtime and branch
  * by workspace), then the subagent count.
  */
@@ -237,7 +238,7 @@ export function sessionDescription(
   now: number,
   home: string | undefined,
 ): string {
-  const marks = [s.live ? '● live' : '', s.handed_off ? '⇄ handed off' : ''].filter(Boolean).join(' ');
+  const marks = [s.live ? 'live' : '', s.handed_off ? 'handed off' : ''].filter(Boolean).join(', ');
   const cols =
     mode === 'runtime'
       ? [shortAge(s.updated_at ?? s.started_at, now), oneLine(tildePath(s.cwd, home), 60) || '?', oneLine(s.branch, 30) || '-']

@@ -140,8 +140,10 @@ function groupItem(g: Group): vscode.TreeItem {
 
 export function sessionItem(node: SessionNode, groupKey: string, now: number, mode: GroupMode = 'runtime'): vscode.TreeItem {
   const s = node.session;
+  // Marks lead the label as in `segue list` (● live, ⇄ handed off), so a narrow view still shows them.
+  const lead = `${s.live ? '● ' : ''}${s.handed_off ? '⇄ ' : ''}`;
   const item = new vscode.TreeItem(
-    sessionTitle(s, 80),
+    `${lead}${sessionTitle(s, 80)}`,
     node.children.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
   );
   // Stable across refreshes (group + session), so a refresh keeps what the person expanded.

@@ -162,10 +162,15 @@ suite('Segue extension host', () => {
     }
   });
 
-  test('brief: a read-only Markdown document with the first request', async () => {
+  test('brief: a read-only Markdown document with the first request (segue.briefView: source)', async () => {
     const s = topLevel().find((x) => x.first_request)!;
     const uri = vscode.Uri.parse(`segue-brief:/${s.runtime}/${s.id}.md`);
-    await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    await config().update('briefView', 'source', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    } finally {
+      await config().update('briefView', undefined, vscode.ConfigurationTarget.Global);
+    }
     const editor = await until('the brief editor', () =>
       vscode.window.activeTextEditor?.document.uri.toString() === uri.toString() ? vscode.window.activeTextEditor : undefined,
     );

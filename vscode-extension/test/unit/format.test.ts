@@ -142,7 +142,7 @@ suite('editor surface text', () => {
     assert.equal(sessionDescription(s, 'runtime', now, '/root'), '3h  ~/w/one  main  +2 subagents');
     assert.equal(sessionDescription(s, 'workspace', now, '/root'), '3h  Claude Code  main  +2 subagents');
     const marked = session({ live: true, handed_off: { surface: 'editor', since: null, expires_at: null }, updated_at: '2026-01-10T11:59:58.000Z' });
-    assert.equal(sessionDescription(marked, 'runtime', now, '/root'), '● live ⇄ handed off  2s  ?  -');
+    assert.equal(sessionDescription(marked, 'runtime', now, '/root'), 'live, handed off  2s  ?  -');
     const sub = session({ parent_id: 'p', subagent_count: 1, updated_at: '2026-01-08T12:00:00.000Z' });
     assert.equal(sessionDescription(sub, 'runtime', now, undefined), '2d  ?  -');
   });
