@@ -23,6 +23,10 @@ class Refused(Exception):
     """Exit 1 with this message."""
 
 
+class Usage(Exception):
+    """Exit 2 with this message (a combination of options argparse cannot express)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="segue",
@@ -56,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cwd", metavar="DIR", help="run in DIR instead of the session's directory")
     r.add_argument("--yes", action="store_true", help="launch without asking")
     r.add_argument("--dry-run", action="store_true", help="print the plan as JSON and launch nothing")
+    r.add_argument("--print", dest="print_command", action="store_true",
+                   help="print a command line to paste into any terminal (cd DIR && RUNTIME …); launch nothing")
+    r.add_argument("--shell", choices=("posix", "powershell"),
+                   help="quote --print for this shell (default: powershell on Windows, else posix)")
 
     h = sub.add_parser("handoff", help="hand a session to another surface with a single-use token")
     hs = h.add_subparsers(dest="handoff_command", metavar="ACTION")
@@ -128,6 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Refused as e:
         print(f"segue: {e}", file=sys.stderr)
         return 1
+    except Usage as e:
+        print(f"segue: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -339,7 +350,16 @@ def cmd_brief(args: argparse.Namespace) -> int:
 def cmd_resume(args: argparse.Namespace) -> int:
     from segue.resume import exec_plan
 
+    if args.shell and not args.print_command:
+        raise Usage("--shell goes with --print")
+    if args.print_command and (args.dry_run or args.yes):
+        raise Usage("--print launches nothing: it does not go with --dry-run or --yes")
     svc = _service(args)
+    if args.print_command:
+        shell = args.shell or ("powershell" if os.name == "nt" else "posix")
+        out = svc.resume_command(args.ref, runtime=args.target, new=args.new, cwd=args.cwd, shell=shell)
+        print(out["command"])
+        return 0
     plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd)
     if args.dry_run:
         _dump(plan.to_json())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from typing import Any
@@ -161,3 +162,46 @@ def exec_plan(plan: Plan) -> None:  # pragma: no cover - replaces the process; c
     assert_no_bypass(plan.argv)
     os.chdir(plan.cwd)
     os.execve(plan.argv[0], plan.argv, launch_env())
+
+
+# -- a command line to paste into another terminal (`segue resume --print`, "Copy resume command") ----------
+SHELLS = ("posix", "powershell")
+_POSIX_SAFE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# PowerShell: a bare word must not start with a sigil (-, @, $, …) nor hold a quote, brace, comma or ;
+_PWSH_SAFE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
+# PowerShell closes a single-quoted string on any of these, so each is doubled inside one
+_PWSH_QUOTES = "'\u2018\u2019\u201a\u201b"
+
+
+def posix_quote(word: str) -> str:
+    """A word for sh, bash, zsh, dash: bare when safe, else single-quoted ('\\'' for a quote)."""
+    if _POSIX_SAFE.fullmatch(word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def powershell_quote(word: str) -> str:
+    """A word for PowerShell (5.1 and 7): a verbatim single-quoted string, every quote character doubled."""
+    return word if _PWSH_SAFE.fullmatch(word) else _pwsh_literal(word)
+
+
+def command_line(plan: Plan, shell: str = "posix") -> str:
+    """`cd DIR && RUNTIME ARGS…` for the plan, quoted for `shell`. The runtime is named, not its absolute path
+    here, so the line also works on another machine where the CLI is elsewhere on PATH. No shell expansion
+    can happen inside: every word that is not plainly safe is single-quoted."""
+    if shell not in SHELLS:
+        raise ValueError(f"shell must be one of {', '.join(SHELLS)}")
+    argv = [plan.runtime, *plan.argv[1:]]
+    assert_no_bypass(argv)
+    if "\x00" in plan.cwd or any("\x00" in a for a in argv):
+        raise PlanRefused("bad_target", "a NUL character cannot be passed on a command line")
+    if shell == "posix":
+        return f"cd {posix_quote(plan.cwd)} && {' '.join(posix_quote(a) for a in argv)}"
+    words = [powershell_quote(a) for a in argv]
+    call = ("& " if words[0].startswith("'") else "") + " ".join(words)
+    # `&&` needs PowerShell 7; `if ($?)` also works in Windows PowerShell 5.1
+    return f"Set-Location -LiteralPath {_pwsh_literal(plan.cwd)}; if ($?) {{ {call} }}"
+
+
+def _pwsh_literal(word: str) -> str:
+    return "'" + "".join(c + c if c in _PWSH_QUOTES else c for c in word) + "'"

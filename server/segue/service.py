@@ -274,10 +274,11 @@ class Service:
 
     # -- resume ---------------------------------------------------------------------------------------------
     def plan_resume(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
-                    write: bool = True, path: str | None = None, cancelled: Callable[[], bool] | None = None
-                    ) -> Any:
+                    write: bool = True, path: str | None = None, cancelled: Callable[[], bool] | None = None,
+                    require_cli: bool = True) -> Any:
         """The plan; for a new session the brief is written now (so the plan can name its path) unless
-        `write` is False (then brief_path names where it would go)."""
+        `write` is False (then brief_path names where it would go). With `require_cli` False a runtime CLI
+        missing here is no refusal (the command may run on another machine): argv[0] is then its bare name."""
         from segue import resume
 
         session, _ = self.find(ref, cancelled)
@@ -286,7 +287,12 @@ class Service:
         mode, reason = resume.choose(session, target=runtime, new=new, cwd=cwd, in_store=in_store)
         target = runtime or session.runtime
         directory = resume.check_directory(cwd or session.cwd, session, overridden=cwd is not None)
-        exe = resume.locate_cli(target, path)
+        try:
+            exe = resume.locate_cli(target, path)
+        except resume.PlanRefused as e:
+            if require_cli or e.reason != "missing_cli":
+                raise
+            exe = target
         brief_path = None
         if mode == "native":
             argv = resume.native_argv(target, session.id)
@@ -301,6 +307,14 @@ class Service:
         handed = session.handed_off
         return resume.Plan(mode=mode, reason=reason, runtime=target, argv=argv, cwd=directory,
                            brief_path=brief_path, session=session, handed_off=handed)
+
+    def resume_command(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
+                       shell: str = "posix", cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """The plan as one line to paste into a terminal (`cd DIR && claude --resume ID`), for `shell`."""
+        from segue import resume
+
+        plan = self.plan_resume(ref, runtime=runtime, new=new, cwd=cwd, cancelled=cancelled, require_cli=False)
+        return {"command": resume.command_line(plan, shell), "shell": shell, "plan": plan.to_json()}
 
     # -- handoff tokens -------------------------------------------------------------------------------------
     def emit(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
@@ -354,6 +368,21 @@ class Service:
             r["issued_at"] = iso(r["issued_at"])
             r["expires_at"] = iso(r["expires_at"])
         return rows
+
+    def revoke(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """Revoke the live, unclaimed tokens a surface emitted for a session (the session is no longer
+        handed off). Needs no token: the surface that emitted it asks."""
+        from segue.tokens import Registry
+
+        session, _ = self.find(ref, cancelled)
+        n = Registry(self.state, clock=self.clock).revoke_session(session.runtime, session.id, surface)
+        return {"revoked": n, "session": {"runtime": session.runtime, "id": session.id, "title": session.title}}
+
+    def locations(self, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+        """Where each runtime's store was looked for (for an empty view: "Segue looked in …")."""
+        listing = self.scan(None, cancelled)
+        return [{"runtime": rt, "path": loc.path, "exists": loc.exists, "how_to_override": loc.how_to_override or None}
+                for rt, locs in listing.locations.items() for loc in locs]
 
     # -- lineage --------------------------------------------------------------------------------------------
     def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:

@@ -115,6 +115,22 @@ class Registry:
             self._save(reg)  # the claim counts only once this returns
         return dict(entry)
 
+    def revoke_session(self, runtime: str, session_id: str, surface: str) -> int:
+        """Revoke the live, unclaimed tokens `surface` emitted for a session; how many were revoked."""
+        with self._locked():
+            reg = self._load()
+            now = self.clock()
+            n = 0
+            for e in reg["tokens"].values():
+                if ((e.get("runtime"), e.get("session_id"), e.get("surface")) == (runtime, session_id, surface)
+                        and e.get("state") == "issued" and now < e["expires_at"]):
+                    e["state"] = "revoked"
+                    e["revoked_at"] = now
+                    n += 1
+            if n:
+                self._save(reg)
+        return n
+
     def status(self) -> list[dict[str, Any]]:
         """Tokens still within their lifetime, claimed or not (never the token itself)."""
         reg = self._read_snapshot()

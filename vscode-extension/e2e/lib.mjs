@@ -20,7 +20,19 @@ export const FAKE_CLIS = ['claude', 'codex', 'opencode'];
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A wait budget that scales with how busy the machine is: `ms` on an idle machine, up to 4x when the load
+ * average is several times the core count (CI's 2-core machines run other suites alongside).
+ * SEGUE_E2E_SLOW multiplies it further.
+ */
+export function budget(ms) {
+  const load = os.loadavg()[0] / Math.max(1, os.cpus().length);
+  const factor = Math.min(4, Math.max(1, load)) * Math.max(1, Number(process.env.SEGUE_E2E_SLOW) || 1);
+  return Math.round(ms * factor);
+}
+
 export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 200) {
+  timeoutMs = budget(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   let last;
   for (;;) {
@@ -100,6 +112,9 @@ export function prepareRun(name) {
   const env = {
     ...process.env,
     ...storeEnv,
+    // The server under test is this checkout's, whatever the venv has installed (an editable install of
+    // another checkout would otherwise win): the harness checks the marker the extension writes.
+    PYTHONPATH: [path.join(ROOT, 'server'), process.env.PYTHONPATH].filter(Boolean).join(':'),
     HOME: dirs.home,
     SHELL: '/bin/bash',
     SEGUE_HOME: dirs.state,
@@ -222,22 +237,27 @@ export class Steps {
 
   async step(name, fn) {
     const t0 = Date.now();
+    this.current = name;
     try {
       await this.before?.(); // each step starts from a quiet workbench, whatever the last one left open
       await fn();
       this.results.push({ name, ok: true, ms: Date.now() - t0 });
       console.log(`  ✔ ${name} (${Date.now() - t0} ms)`);
+      await this.shot(name);
     } catch (e) {
-      this.results.push({ name, ok: false, ms: Date.now() - t0, error: String(e?.stack ?? e) });
-      console.log(`  ✘ ${name} (${Date.now() - t0} ms)\n    ${String(e?.message ?? e).split('\n').join('\n    ')}`);
+      // The screenshot of the moment it failed, named in the report next to the wait that timed out.
+      const shot = await this.shot(`FAILED ${name}`);
+      const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+      this.results.push({ name, ok: false, ms: Date.now() - t0, error: String(e?.stack ?? e), screenshot: shot, load });
+      console.log(`  ✘ ${name} (${Date.now() - t0} ms, load ${load})\n    ${String(e?.message ?? e).split('\n').join('\n    ')}\n    screenshot: ${shot}`);
     }
-    await this.shot(name);
   }
 
   async shot(name) {
-    if (!this.page) return;
+    if (!this.page) return undefined;
     const file = path.join(this.shots, `${String(++this.shotCount).padStart(2, '0')}-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.png`);
     await this.page.screenshot({ path: file }).catch(() => undefined);
+    return path.basename(file);
   }
 
   summary() {

@@ -1,9 +1,10 @@
 // Style A: the packaged vsix in code-server, driven through headless Chromium like a person would.
 // Usage: node e2e/ui.mjs   (after scripts/setup.sh). Prints "e2e-ui: N passed, M failed"; exit 1 on failure.
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  EXT, installVsix, keepEvidence, launchBrowser, pageLog, prepareRun, readRecord, segueCli, startCodeServer, Steps,
+  budget, EXT, installVsix, ROOT, sleep, keepEvidence, launchBrowser, pageLog, prepareRun, readRecord, segueCli, startCodeServer, Steps,
   waitFor, writeSettings,
 } from './lib.mjs';
 import {
@@ -21,7 +22,19 @@ let browser;
 
 try {
   if (!r.fixtures.length) throw new Error('no fixture stores under tests/fixtures/real/<runtime>/ (home/ + expected.json)');
+  const expected = r.fixtures.flatMap((f) => (f.expected.sessions ?? []).filter((s) => !s.parent_id).map((s) => ({ ...s, runtime: f.runtime })));
   writeSettings(r);
+  // A "running" Claude Code: a live process and the sessions/<pid>.json Claude writes while it runs.
+  const liveSession = expected.find((s) => s.runtime === 'claude' && (s.subagent_ids ?? []).length) ?? expected.find((s) => s.runtime === 'claude');
+  if (liveSession && r.env.CLAUDE_CONFIG_DIR) {
+    const holder = spawn('sleep', ['900'], { detached: true, stdio: 'ignore' });
+    holder.unref();
+    process.on('exit', () => { try { process.kill(holder.pid); } catch {} });
+    const procStart = fs.readFileSync(`/proc/${holder.pid}/stat`, 'utf8').split(') ')[1].split(' ')[19];
+    fs.mkdirSync(path.join(r.env.CLAUDE_CONFIG_DIR, 'sessions'), { recursive: true });
+    fs.writeFileSync(path.join(r.env.CLAUDE_CONFIG_DIR, 'sessions', `${holder.pid}.json`),
+      JSON.stringify({ pid: holder.pid, sessionId: liveSession.id, cwd: liveSession.cwd, startedAt: Date.now(), procStart, kind: 'interactive' }));
+  }
   installVsix(r, path.join(EXT, 'segue.vsix'));
   server = await startCodeServer(r);
   browser = await launchBrowser();
@@ -35,7 +48,6 @@ try {
   // What Segue lists, to navigate by title; assertions compare against expected.json (the runtime's facts).
   const listed = JSON.parse(segueCli(r, ['list', '--json', '--all']));
   const listing = Array.isArray(listed) ? listed : listed.sessions;
-  const expected = r.fixtures.flatMap((f) => (f.expected.sessions ?? []).filter((s) => !s.parent_id).map((s) => ({ ...s, runtime: f.runtime })));
   const listed_ = (s) => listing.find((l) => l.runtime === s.runtime && l.id === s.id);
   const titleOf = (s) => fold(listed_(s)?.title ?? '').slice(0, 60);
   // Titles repeat (same scripted requests in every runtime, "Fake title" from the fake model): a row is
@@ -53,6 +65,16 @@ try {
     await page.locator('.statusbar').waitFor({ timeout: 60_000 });
     await waitFor('the activation marker', () => fs.existsSync(path.join(r.dirs.marker, 'activated')), 60_000);
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+  });
+
+  await steps.step('the server that runs is this checkout\'s code', async () => {
+    await runCommand(page, 'Segue: List Sessions'); // its first request starts the server
+    await quickPick(page, 'Segue sessions');
+    await quiet(page);
+    const m = await waitFor('the server marker', () => fs.existsSync(path.join(r.dirs.marker, 'server')) && JSON.parse(fs.readFileSync(path.join(r.dirs.marker, 'server'), 'utf8')), 60_000);
+    const file = fs.realpathSync(m.segueFile);
+    const mine = [path.join(ROOT, 'server'), path.join(EXT, 'bundled/libs'), path.join(r.dirs.ext)].map((d) => fs.realpathSync(fs.existsSync(d) ? d : ROOT));
+    if (!mine.some((d) => file.startsWith(`${d}/`))) throw new Error(`the server imports segue from ${file}, not from this checkout (${ROOT})`);
   });
 
   await steps.step('List Sessions shows every fixture session with its directory and branch', async () => {
@@ -115,19 +137,78 @@ try {
     await quiet(page);
   });
 
-  await steps.step('Open Brief shows a read-only Markdown brief with the first request', async () => {
+  const titleAction = (label) => page.locator(`.editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`).first();
+  await steps.step('Open Brief shows the brief rendered, with its actions in the title bar', async () => {
     const s = plain;
     await runCommand(page, 'Segue: Open Brief');
     await quickPick(page, 'Open the brief of');
     await pick(s);
-    await waitFor('the brief tab', async () => (await activeTab(page)).includes(`${s.id}.md`), 30_000);
+    await waitFor('the brief preview tab', async () => /^Preview/.test(await activeTab(page)) && (await activeTab(page)).includes(`${s.id}.md`), 30_000);
+    const needle = fold(s.first_request).slice(0, 50);
+    // Webviews live in nested iframes outside the editor's DOM: find the frame that shows the brief.
+    const frame = await waitFor('the rendered brief', async () => {
+      for (const f of page.frames()) {
+        const t = await f.locator('body').innerText({ timeout: 1_000 }).catch(() => '');
+        if (fold(t).includes(needle) && fold(t).includes('Segue handoff brief')) return f;
+      }
+      return undefined;
+    }, 30_000);
+    // Rendered, not source: headings and tables are elements, no Markdown pipes or fences shown.
+    if (!(await frame.locator('h1').count()) || !(await frame.locator('table').count())) throw new Error('the preview has no heading or table element');
+    if ((await frame.locator('body').innerText()).includes('| Runtime |')) throw new Error('the preview shows Markdown table source');
+    for (const label of ['Resume This Session', 'Copy Resume Command of This Session', 'Hand Off (Emit Token)', 'Show Brief Source']) {
+      await titleAction(label).waitFor({ state: 'visible', timeout: budget(15_000) });
+    }
+    await steps.shot('brief-rendered');
+  });
+
+  await steps.step('Show Brief Source: read-only Markdown with the actions as CodeLens', async () => {
+    const s = plain;
+    await titleAction('Show Brief Source').click();
+    await waitFor('the brief source tab', async () => (await activeTab(page)) === `${s.id}.md`, 30_000);
     await waitFor('the brief text', async () => (await activeEditorLines(page)).length > 20, 30_000);
+    const lens = page.locator('.editor-group-container.active .codelens-decoration');
+    for (const t of ['Resume', 'Continue in another runtime', 'Hand off (emit token)', 'Copy resume command', 'Trace']) {
+      await lens.locator('a', { hasText: t }).first().waitFor({ timeout: budget(20_000) });
+    }
     const needle = fold(s.first_request).slice(0, 50);
     if (!(await activeEditorContains(page, needle))) throw new Error(`the brief does not contain "${needle}"`);
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    await sleep(300);
     const before = await activeEditorLines(page);
     await page.keyboard.type('zz');
-    await page.locator('.monaco-editor-overlaymessage', { hasText: 'Cannot edit in read-only editor' }).waitFor({ timeout: 10_000 });
+    await page.locator('.monaco-editor-overlaymessage', { hasText: 'Cannot edit in read-only editor' }).waitFor({ timeout: budget(10_000) });
     if ((await activeEditorLines(page)) !== before) throw new Error('the brief changed after typing');
+    await steps.shot('brief-source-codelens');
+  });
+
+  await steps.step('Copy resume command (brief CodeLens) works when pasted into a fresh terminal', async () => {
+    const s = plain;
+    const cliLine = segueCli(r, ['resume', `${s.runtime}:${s.id}`, '--print']).trim();
+    await page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Copy resume command' }).first().click();
+    const clip = await waitFor('the resume command on the clipboard', async () => {
+      const c = await page.evaluate(() => navigator.clipboard.readText());
+      return c.includes(' && ') ? c : undefined;
+    }, 15_000);
+    if (clip !== cliLine) throw new Error(`copied ${JSON.stringify(clip)}, the CLI prints ${JSON.stringify(cliLine)}`);
+    if (!clip.startsWith(`cd ${s.cwd}`) && !clip.startsWith(`cd '${s.cwd}'`)) throw new Error(`does not cd to ${s.cwd}: ${clip}`);
+    for (const f of fs.readdirSync(r.dirs.out).filter((x) => x.startsWith('resume-'))) fs.rmSync(path.join(r.dirs.out, f));
+    // A fresh terminal in another directory; paste, Enter: the fake runtime records where and how it ran.
+    await runCommand(page, 'Terminal: Create New Terminal');
+    const xterm = page.locator('.terminal-wrapper.active .xterm, .terminal-wrapper .xterm').last();
+    await xterm.waitFor({ timeout: budget(20_000) });
+    await waitFor('a shell prompt', async () => /[$#]\s*$/m.test(await page.locator('.terminal-wrapper .xterm-rows').last().innerText()), 20_000);
+    await xterm.click();
+    await page.keyboard.insertText(clip);
+    await page.keyboard.press('Enter');
+    const file = path.join(r.dirs.out, `resume-${s.runtime}`);
+    await waitFor('the pasted command to run the runtime', () => fs.existsSync(file), 30_000);
+    const rec = readRecord(file);
+    const want = JSON.parse(segueCli(r, ['resume', `${s.runtime}:${s.id}`, '--dry-run']));
+    if (fs.realpathSync(rec.cwd) !== fs.realpathSync(want.cwd)) throw new Error(`ran in ${rec.cwd}, not ${want.cwd}`);
+    if (JSON.stringify(rec.argv.slice(1)) !== JSON.stringify(want.argv.slice(1))) throw new Error(`argv ${JSON.stringify(rec.argv)} != plan ${JSON.stringify(want.argv)}`);
+    await steps.shot('pasted-resume-command');
   });
 
   let plan;
@@ -216,22 +297,27 @@ try {
     if (fs.realpathSync(rec.cwd) !== fs.realpathSync(s.cwd)) throw new Error(`resumed in ${rec.cwd}, not ${s.cwd}`);
   });
 
-  await steps.step('Trace Session lists the chain, oldest first', async () => {
+  await steps.step('Trace Session shows the chain in the Trace view, each item opening its brief', async () => {
     const s = continued;
     await runCommand(page, 'Segue: Trace Session');
     await quickPick(page, 'Trace');
     await pick(s);
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Trace:' }).waitFor({ timeout: 20_000 });
-    await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
-    const rows = (await rowsText(page)).map(fold);
-    const self = rows.findIndex((t) => t.includes('this session'));
-    if (self < 0 || !rows[self].includes(titleOf(s).slice(0, 30))) throw new Error(`the chain does not mark the session: ${rows.join(' | ')}`);
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Trace/ }) }).first();
+    const rows = pane.locator('.monaco-list-row');
+    await rows.first().waitFor({ timeout: budget(20_000) });
+    const texts = (await rows.allInnerTexts()).map(fold);
+    const self = texts.findIndex((t) => t.includes('this session'));
+    if (self < 0 || !texts[self].includes(titleOf(s).slice(0, 30))) throw new Error(`the chain does not mark the session: ${texts.join(' | ')}`);
     if (s.continues) {
       const from = { runtime: s.continues.runtime, id: s.continues.id };
-      const i = rows.findIndex((t) => t.includes(titleOf(from).slice(0, 30)) && t.includes(({ claude: 'Claude Code', codex: 'Codex CLI', opencode: 'OpenCode', cline: 'Cline' })[from.runtime]));
-      if (i < 0 || i >= self) throw new Error(`the continued ${from.runtime} session is not earlier in the chain: ${rows.join(' | ')}`);
+      const i = texts.findIndex((t) => t.includes(titleOf(from).slice(0, 30)) && t.includes(names[from.runtime]));
+      if (i < 0 || i >= self) throw new Error(`the continued ${from.runtime} session is not earlier in the chain: ${texts.join(' | ')}`);
+      await steps.shot('trace-view');
+      await rows.nth(i).click();
+      await waitFor('the brief of the continued session', async () => (await activeTab(page)).includes(`${from.id}.md`), 30_000);
+    } else {
+      await steps.shot('trace-view');
     }
-    await quiet(page);
   });
 
   await steps.step('Resume in Another Runtime explains a missing CLI with its install command', async () => {
@@ -253,8 +339,45 @@ try {
     if (/^install /i.test(clip)) throw new Error(`copied prose, not a command: ${clip}`);
   });
 
+  await steps.step('Hand off from the brief: the view marks it, the status bar counts down, a click revokes it', async () => {
+    const s = plain;
+    await runCommand(page, 'Segue: Open Brief');
+    await quickPick(page, 'Open the brief of');
+    await pick(s);
+    await waitFor('the brief preview tab', async () => /^Preview/.test(await activeTab(page)) && (await activeTab(page)).includes(`${s.id}.md`), 30_000);
+    await titleAction('Hand Off (Emit Token)').click();
+    const box = await dialog(page);
+    const m = /h_[A-Za-z0-9_-]{20,}/.exec(await text(box));
+    if (!m) throw new Error('no token in the dialog');
+    await clickDialogButton(page, 'Cancel');
+    const item = page.locator('.statusbar-item', { hasText: /1 handoff \d:\d\d/ }).first();
+    await item.waitFor({ timeout: budget(20_000) });
+    const t1 = fold(await text(item));
+    await waitFor('the countdown to tick', async () => fold(await text(item)) !== t1, 10_000);
+    // The Sessions view marks the handed-off session and the live one, each with its runtime's icon.
+    const sessionsPane = page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first();
+    if (!(await sessionsPane.isVisible())) await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
+    await tree.locator('.monaco-list-row', { hasText: titleOf(s).slice(0, 30) }).filter({ hasText: 'handed off' }).first().waitFor({ timeout: budget(20_000) });
+    if (liveSession) await tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● ' }).filter({ hasText: 'live' }).first().waitFor({ timeout: budget(20_000) });
+    await steps.shot('status-bar-and-marks');
+    await item.click();
+    await quickPick(page, 'Handoff tokens from this editor');
+    await rowWith(page, [titleOf(s).slice(0, 25)]).click();
+    await quickPick(page, 'Handoff of');
+    await pickRow(page, 'Revoke Token');
+    await page.locator('.notifications-toasts .notification-toast', { hasText: 'Revoked the handoff token' }).first().waitFor({ timeout: budget(15_000) });
+    await item.waitFor({ state: 'hidden', timeout: budget(15_000) });
+    let refused = '';
+    try { segueCli(r, ['handoff', 'claim', m[0], '--json']); } catch (e) { refused = String(e.stderr ?? e); }
+    if (!/replaced|revoked/i.test(refused)) throw new Error(`the CLI still claims the revoked token: ${refused || 'claimed'}`);
+    await runCommand(page, 'Notifications: Clear All Notifications').catch(() => undefined);
+  });
+
   await steps.step('the Sessions view groups by runtime, nests subagents, and toggles to directories', async () => {
-    await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    if (!(await page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first().isVisible())) {
+      await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
+    }
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     await tree.waitFor({ timeout: 15_000 });
     const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);
@@ -274,13 +397,30 @@ try {
       if (!((await indent(child)) > (await indent(row)))) throw new Error('the subagent is not nested under its parent');
     }
     await steps.shot('tree-by-runtime');
+    if (parent && r.env.CODEX_HOME) {
+      // A new session in a store: segue/sessionsChanged reloads the view in place; what was expanded stays.
+      const codex = expected.find((x) => x.runtime === 'codex');
+      const find = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: true })) { const p = path.join(dir, e.name); const hit = e.isDirectory() ? find(p) : e.name.includes(codex.id) ? p : undefined; if (hit) return hit; } return undefined; };
+      const src = find(path.join(r.env.CODEX_HOME, 'sessions'));
+      const count = async () => tree.locator('.monaco-list-row', { hasText: titleOf(codex).slice(0, 25) }).count();
+      const before = await count();
+      const newId = `${codex.id.slice(0, -12)}0000feedbeef`;
+      fs.writeFileSync(src.replace(codex.id, newId), fs.readFileSync(src, 'utf8').split(codex.id).join(newId));
+      await waitFor('the new session in the view', async () => (await count()) > before, 30_000);
+      const kid = parent.subagent_ids.map((id) => titleOf({ runtime: parent.runtime, id }).slice(0, 25)).find(Boolean);
+      if (kid && !(await tree.locator('.monaco-list-row', { hasText: kid }).first().isVisible())) throw new Error('the refresh collapsed the expanded parent');
+      await steps.shot('tree-after-sessions-changed');
+    }
     // View title actions show on hover.
     const toggle = page.locator('.action-label[aria-label^="Toggle Grouping"]').first();
     await page.locator('.sidebar .composite.title, .sidebar .pane-header').first().hover();
     await toggle.click();
-    await tree.locator('.monaco-list-row', { hasText: expected[0].cwd }).first().waitFor({ timeout: 15_000 });
-    const rows = await rowsNow();
-    if (rows.some((t) => Object.values(names).includes(t.replace(/\s*\d+$/, '')))) throw new Error(`runtime groups remain: ${rows.join(' | ')}`);
+    // Rows show directories in both modes now: wait for the grouping itself to change.
+    const isRuntimeGroup = (t) => Object.values(names).includes(t.replace(/\s*\d+$/, ''));
+    await waitFor('directory groups instead of runtime groups', async () => {
+      const rows = await rowsNow();
+      return rows.length > 0 && !rows.some(isRuntimeGroup) && rows.some((t) => /^\/tmp\/segue-fx\/[^ ]+\d+$/.test(t));
+    }, 15_000).catch(async (e) => { throw new Error(`${e.message}; rows: ${(await rowsNow()).join(' | ')}`); });
   });
 } catch (e) {
   steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });

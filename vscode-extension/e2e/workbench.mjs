@@ -1,5 +1,5 @@
 // Driving the VS Code 1.139 web workbench: palette, quick picks, dialogs, editors, terminals.
-import { sleep, waitFor } from './lib.mjs';
+import { budget, sleep, waitFor } from './lib.mjs';
 
 export const text = async (loc) => (await loc.innerText()).replace(/\u00a0/g, ' ');
 
@@ -11,20 +11,30 @@ export async function quiet(page) {
   }
 }
 
+/**
+ * Run a palette command and wait until the palette has handed over: its input no longer reads `>title`
+ * (the command ran and closed it, or opened its own quick input). A keypress lost while the machine is busy
+ * is retried instead of leaving the next wait to time out on a title that never comes.
+ */
 export async function runCommand(page, title) {
-  // A terminal whose process just exited can steal focus and close the palette: retry a few times.
+  const input = page.locator('.quick-input-widget input');
   for (let attempt = 1; ; attempt++) {
     try {
       await quiet(page);
       await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: 5_000 });
-      await input.fill(`>${title}`, { timeout: 5_000 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 5_000 });
-      await page.keyboard.press('Enter');
+      await input.waitFor({ state: 'visible', timeout: budget(5_000) });
+      await input.fill(`>${title}`, { timeout: budget(5_000) });
+      // Click the row itself: Enter runs the top row, which may be a longer title that also matches.
+      const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
+      await row.waitFor({ timeout: budget(10_000) });
+      await row.click();
+      await waitFor(`the palette to run "${title}"`, async () => {
+        if (!(await input.isVisible())) return true;
+        return (await input.inputValue()) !== `>${title}`;
+      }, 10_000, 100);
       return;
     } catch (e) {
-      if (attempt >= 3) throw e;
+      if (attempt >= 3) throw new Error(`running "${title}" from the palette: ${e.message}`);
       await sleep(500);
     }
   }
@@ -32,9 +42,13 @@ export async function runCommand(page, title) {
 
 /** Wait for a quick pick whose title contains `title` to finish loading; returns its input. */
 export async function quickPick(page, title, { rows = true } = {}) {
-  await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor({ state: 'visible', timeout: 30_000 });
+  const t0 = Date.now();
+  const shown = page.locator('.quick-input-widget .quick-input-title', { hasText: title });
+  await shown.waitFor({ state: 'visible', timeout: budget(30_000) }).catch((e) => {
+    throw new Error(`quick input "${title}" did not appear within ${Date.now() - t0} ms: ${e.message.split('\n')[0]}`);
+  });
   if (rows) {
-    await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ state: 'visible', timeout: budget(30_000) });
   }
   return page.locator('.quick-input-widget input');
 }
@@ -54,13 +68,13 @@ export function rowWith(page, needles) {
 export async function pickRow(page, filter, needles = [filter]) {
   await page.locator('.quick-input-widget input').fill(filter);
   const row = rowWith(page, needles);
-  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await row.waitFor({ state: 'visible', timeout: budget(15_000) });
   await row.click();
 }
 
 export async function dialog(page) {
   const box = page.locator('.monaco-dialog-box');
-  await box.waitFor({ state: 'visible', timeout: 30_000 });
+  await box.waitFor({ state: 'visible', timeout: budget(30_000) });
   return box;
 }
 

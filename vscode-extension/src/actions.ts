@@ -1,6 +1,6 @@
 // What a person can do with a session: brief, resume (natively or in another runtime), hand off, trace.
 import * as vscode from 'vscode';
-import { briefUri, type NoteProvider, showMarkdown } from './documents';
+import { BRIEF_SCHEME, briefUri, type NoteProvider, refFromBriefUri, showBrief, showMarkdown } from './documents';
 import { errorData, isCode, showError } from './errors';
 import {
   age,
@@ -20,6 +20,7 @@ import {
   ErrorCodes,
   Methods,
   type PlanResumeParams,
+  type ResumeCommandResult,
   type ResumePlan,
   refOf,
   RUNTIMES,
@@ -38,8 +39,23 @@ export interface Target {
   session?: Session;
 }
 
+/** The shell a copied resume command is quoted for: the setting, else PowerShell on Windows, else POSIX. */
+export function resumeShell(): 'posix' | 'powershell' {
+  const v = vscode.workspace.getConfiguration('segue').get<string>('resumeShell');
+  if (v === 'posix' || v === 'powershell') {
+    return v;
+  }
+  return process.platform === 'win32' ? 'powershell' : 'posix';
+}
+
 export class Actions {
   readonly pickState: PickState = { runtimes: [], folderOnly: false };
+  /** Sessions this window emitted a handoff token for (the status bar shows only these). */
+  readonly emittedHere = new Set<string>();
+  private readonly emittedChanged = new vscode.EventEmitter<void>();
+  readonly onDidEmit = this.emittedChanged.event;
+  /** Set by extension.ts: shows a trace as a chain in the Trace view. */
+  showTrace: ((r: TraceResult, t: Target) => Promise<void>) | undefined;
 
   constructor(
     private readonly server: SegueServer,
@@ -53,6 +69,14 @@ export class Actions {
 
   /** Commands get a tree node, a Session, a {runtime,id}, a "runtime:id" string, or nothing (then: pick). */
   async target(arg: unknown, title: string): Promise<Target | undefined> {
+    if (arg instanceof vscode.Uri && arg.scheme === BRIEF_SCHEME) {
+      const ref = refFromBriefUri(arg);
+      return ref ? { ref, runtime: ref.split(':', 1)[0] } : undefined;
+    }
+    const traced = arg as { kind?: string; link?: SessionRef & { title: string | null } } | undefined;
+    if (traced?.kind === 'trace' && traced.link) {
+      return { ref: refOf(traced.link), runtime: traced.link.runtime, title: traced.link.title ?? undefined };
+    }
     if (typeof arg === 'string' && arg) {
       const [runtime] = arg.split(':', 1);
       return { ref: arg, runtime: arg.includes(':') ? runtime : undefined };
@@ -85,6 +109,7 @@ export class Actions {
         run: () => this.resume(t),
       },
       { label: '$(arrow-right) Resume in Another Runtime', run: () => this.resumeInRuntime(t) },
+      { label: '$(copy) Copy Resume Command', description: 'to paste into any terminal', run: () => this.copyResumeCommand(t) },
       { label: '$(key) Emit Handoff Token', run: () => this.emitToken(t) },
       { label: '$(git-commit) Trace Session', run: () => this.trace(t) },
     ];
@@ -101,7 +126,7 @@ export class Actions {
     try {
       // A prefix ref has no runtime yet: ask the server, whose answer names the canonical URI.
       const target = uri ?? vscode.Uri.parse((await this.server.request<{ uri: string }>(Methods.brief, { ref: t.ref })).uri);
-      await showMarkdown(target);
+      await showBrief(target);
     } catch (e) {
       await showError(e, this.log);
     }
@@ -193,6 +218,8 @@ export class Actions {
     } catch {
       copied = false; // e.g. a browser that refuses clipboard access
     }
+    this.emittedHere.add(t.ref.includes(':') ? t.ref : `${t.runtime ?? ''}:${t.ref}`);
+    this.emittedChanged.fire();
     this.tree.refresh();
     const until = new Date(r.expires_at);
     const detail = [
@@ -235,7 +262,7 @@ export class Actions {
     this.tree.refresh();
     const note = this.notes.set(`/${r.session.runtime}/handoff-${r.session.id}.md`, claimMarkdown(r));
     await showMarkdown(note);
-    await showMarkdown(briefUri(r.session), true).catch((e: unknown) => showError(e, this.log));
+    await showBrief(briefUri(r.session), true).catch((e: unknown) => showError(e, this.log));
     const title = oneLine(r.session.title, 60) || r.session.id;
     const resume = 'Resume';
     const other = 'Resume in Another Runtime';
@@ -252,6 +279,22 @@ export class Actions {
     return r;
   }
 
+  /** A command line for another terminal (`cd DIR && claude --resume ID`), onto the clipboard. */
+  async copyResumeCommand(t: Target, params: Omit<PlanResumeParams, 'ref'> = {}): Promise<string | undefined> {
+    let r: ResumeCommandResult;
+    try {
+      r = await this.server.request<ResumeCommandResult>(Methods.resumeCommand, { ref: t.ref, shell: resumeShell(), ...params });
+    } catch (e) {
+      await showError(e, this.log);
+      return undefined;
+    }
+    await vscode.env.clipboard.writeText(r.command);
+    this.log.info(`copied the resume command of ${t.ref} (${r.shell})`);
+    const how = r.plan.mode === 'native' ? `reopens it in ${runtimeName(r.plan.runtime)}` : `starts a new ${runtimeName(r.plan.runtime)} session from its brief`;
+    void vscode.window.showInformationMessage(`Copied a ${r.shell === 'powershell' ? 'PowerShell' : 'shell'} command that ${how}: ${oneLine(r.command, 160)}`);
+    return r.command;
+  }
+
   async trace(t: Target): Promise<TraceResult | undefined> {
     let r: TraceResult;
     try {
@@ -259,6 +302,10 @@ export class Actions {
     } catch (e) {
       await showError(e, this.log);
       return undefined;
+    }
+    if (this.showTrace) {
+      await this.showTrace(r, t);
+      return r;
     }
     const now = Date.now();
     void vscode.window

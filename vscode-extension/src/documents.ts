@@ -19,6 +19,12 @@ export function refFromBriefUri(uri: vscode.Uri): string | undefined {
 export class BriefProvider implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
+  /** Per brief URI: the session's last activity when the brief was rendered (to tell when it grew). */
+  readonly renderedAt = new Map<string, string | null>();
+  /** Briefs whose session has grown since they were rendered. */
+  readonly stale = new Set<string>();
+  private readonly staleChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeStale = this.staleChanged.event;
 
   constructor(private readonly server: SegueServer) {}
 
@@ -29,6 +35,11 @@ export class BriefProvider implements vscode.TextDocumentContentProvider, vscode
     }
     try {
       const r = await this.server.request<BriefResult>(Methods.brief, { ref }, token);
+      const facts = r.facts as { session?: { updated_at?: string | null } };
+      this.renderedAt.set(uri.toString(), facts.session?.updated_at ?? null);
+      if (this.stale.delete(uri.toString())) {
+        this.staleChanged.fire();
+      }
       return r.markdown;
     } catch (e) {
       // The document stays open, so say what went wrong inside it rather than leaving it blank.
@@ -36,7 +47,7 @@ export class BriefProvider implements vscode.TextDocumentContentProvider, vscode
     }
   }
 
-  /** Re-read every open brief (after `segue/sessionsChanged`). */
+  /** Re-read every open brief. */
   refreshOpen(): void {
     for (const doc of vscode.workspace.textDocuments) {
       if (doc.uri.scheme === BRIEF_SCHEME && !doc.isClosed) {
@@ -45,8 +56,38 @@ export class BriefProvider implements vscode.TextDocumentContentProvider, vscode
     }
   }
 
+  /** Re-read one brief (its Refresh action). */
+  refresh(uri: vscode.Uri): void {
+    this.changed.fire(uri);
+  }
+
+  /**
+   * After `segue/sessionsChanged`: a brief whose session's last activity moved past the one it was rendered
+   * from is marked stale (its Refresh action appears); the text a person is reading does not change under them.
+   */
+  markGrown(sessions: { runtime: string; id: string; updated_at: string | null }[]): void {
+    let changed = false;
+    for (const s of sessions) {
+      const key = briefUri(s).toString();
+      if (!this.renderedAt.has(key) || this.stale.has(key)) {
+        continue;
+      }
+      const then = this.renderedAt.get(key);
+      const a = then ? Date.parse(then) : NaN;
+      const b = s.updated_at ? Date.parse(s.updated_at) : NaN;
+      if (!Number.isNaN(b) && (Number.isNaN(a) || b > a)) {
+        this.stale.add(key);
+        changed = true;
+      }
+    }
+    if (changed) {
+      this.staleChanged.fire();
+    }
+  }
+
   dispose(): void {
     this.changed.dispose();
+    this.staleChanged.dispose();
   }
 }
 
@@ -81,4 +122,43 @@ export async function showMarkdown(uri: vscode.Uri, beside = false): Promise<vsc
     preview: false,
     viewColumn: beside ? vscode.ViewColumn.Beside : undefined,
   });
+}
+
+/** Open a Segue document rendered (VS Code's Markdown preview) or as its read-only source. */
+export async function showRendered(uri: vscode.Uri, beside = false): Promise<void> {
+  // Load it first so the preview has content and the language is Markdown.
+  let doc = await vscode.workspace.openTextDocument(uri);
+  if (doc.languageId !== 'markdown') {
+    doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
+  }
+  await vscode.commands.executeCommand(beside ? 'markdown.showPreviewToSide' : 'markdown.showPreview', uri);
+}
+
+export function briefView(): 'preview' | 'source' {
+  return vscode.workspace.getConfiguration('segue').get<string>('briefView') === 'source' ? 'source' : 'preview';
+}
+
+/** A brief the way the setting says (rendered by default). */
+export async function showBrief(uri: vscode.Uri, beside = false): Promise<void> {
+  if (briefView() === 'source') {
+    await showMarkdown(uri, beside);
+  } else {
+    await showRendered(uri, beside);
+  }
+}
+
+/** Markdown previews are webviews titled "Preview <file name>": the Segue document the active one shows. */
+export function activePreviewUri(known: Iterable<string>): vscode.Uri | undefined {
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  if (!tab || !(tab.input instanceof vscode.TabInputWebview) || !/markdown\.preview/.test(tab.input.viewType)) {
+    return undefined;
+  }
+  const name = tab.label.replace(/^\[?Preview\]? /, '');
+  for (const k of known) {
+    const u = vscode.Uri.parse(k);
+    if (u.path.endsWith(`/${name}`)) {
+      return u;
+    }
+  }
+  return undefined;
 }

@@ -3,11 +3,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Actions } from './actions';
-import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider } from './documents';
+import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider, showRendered } from './documents';
 import { explain, showError } from './errors';
+import { locationsMarkdown } from './format';
+import { type DemoResult, type LocationsResult, Methods } from './protocol';
+import { rowActions } from './picker';
 import { onInterpreterChange, resolveLaunch } from './python';
 import { searchSessions } from './search';
 import { SegueServer } from './server';
+import { BriefLens, HandoffStatus, registerBriefCommands, trackActiveBrief, TraceTree } from './surface';
 import { SessionTree } from './tree';
 
 /** What activate() returns: used by the extension-host tests, not a public API. */
@@ -17,6 +21,9 @@ export interface SegueApi {
   briefs: BriefProvider;
   notes: NoteProvider;
   actions: Actions;
+  handoffs: HandoffStatus;
+  trace: TraceTree;
+  lens: BriefLens;
   resolveLaunch: () => ReturnType<typeof resolveLaunch>;
   explain: typeof explain;
 }
@@ -33,6 +40,16 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
   const view = vscode.window.createTreeView('segue.sessions', { treeDataProvider: tree, showCollapseAll: true });
   tree.view = view;
   const actions = new Actions(server, tree, notes);
+  const traceTree = new TraceTree();
+  const traceView = vscode.window.createTreeView('segue.trace', { treeDataProvider: traceTree });
+  traceTree.view = traceView;
+  actions.showTrace = async (r, t) => {
+    await traceTree.show(r, t);
+    await vscode.commands.executeCommand('segue.trace.focus');
+  };
+  const handoffs = new HandoffStatus(server, actions);
+  rowActions.copy = (s) => actions.copyResumeCommand({ ref: `${s.runtime}:${s.id}`, runtime: s.runtime, title: s.title ?? undefined, session: s });
+  const lens = new BriefLens(briefs);
 
   // Errors are shown by each action; commands never reject into VS Code's generic "command failed" toast.
   const command = (id: string, run: (...args: unknown[]) => Promise<unknown> | unknown) =>
@@ -60,9 +77,18 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     view,
     vscode.workspace.registerTextDocumentContentProvider(BRIEF_SCHEME, briefs),
     vscode.workspace.registerTextDocumentContentProvider(NOTE_SCHEME, notes),
+    traceTree,
+    traceView,
+    handoffs,
+    lens,
+    vscode.languages.registerCodeLensProvider({ scheme: BRIEF_SCHEME }, lens),
+    trackActiveBrief(briefs),
+    ...registerBriefCommands(actions, briefs, command),
     server.onSessionsChanged(() => {
+      // The view reloads in place (stable item ids keep what was expanded); open briefs are only marked
+      // when their session grew, so the text being read does not change under the reader.
       tree.refresh();
-      briefs.refreshOpen();
+      void tree.load().then((ss) => briefs.markGrown(ss), () => undefined);
     }),
     command('segue.listSessions', () => actions.listSessions()),
     command('segue.searchSessions', (q?: unknown) => searchSessions(server, actions, typeof q === 'string' ? q : undefined)),
@@ -78,6 +104,16 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     command('segue.emitToken', withTarget('Emit a handoff token for', (t) => actions.emitToken(t))),
     command('segue.claimToken', (token?: unknown) => actions.claimToken(typeof token === 'string' ? token : undefined)),
     command('segue.traceSession', withTarget('Trace', (t) => actions.trace(t))),
+    command('segue.copyResumeCommand', withTarget('Copy the resume command of', (t) => actions.copyResumeCommand(t))),
+    command('segue.showHandoffs', () => handoffs.show()),
+    command('segue.openDemo', async () => {
+      const r = await server.request<DemoResult>(Methods.demo, {});
+      await showRendered(notes.set('/demo/Segue sample.md', r.markdown));
+    }),
+    command('segue.showLocations', async () => {
+      const r = await server.request<LocationsResult>(Methods.locations, {});
+      await showRendered(notes.set('/where/Where Segue looked.md', locationsMarkdown(r.locations)));
+    }),
     command('segue.showLog', () => log.show()),
     command('segue.restartServer', () => server.restart()),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -109,7 +145,9 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
   );
 
   writeTestMarker('activated', { version: vscode.version, extensionPath: context.extensionPath, path: process.env.PATH });
-  return { server, tree, briefs, notes, actions, resolveLaunch: () => resolveLaunch(context.extensionPath), explain };
+  // Which server code runs (the harness checks it is the checkout under test, not another install).
+  server.onStarted((launch) => writeTestMarker('server', { segue: launch.segue, segueFile: launch.segueFile, python: launch.python }));
+  return { server, tree, briefs, notes, actions, handoffs, trace: traceTree, lens, resolveLaunch: () => resolveLaunch(context.extensionPath), explain };
 }
 
 /** Let the server shut down cleanly (shutdown + exit) before the extension host goes away. */

@@ -210,3 +210,80 @@ export function claimMarkdown(r: ClaimTokenResult): string {
   }
   return out.join('\n');
 }
+
+/** A short age like the CLI table's AGE column: "45s", "5m", "3h", "2d". */
+export function shortAge(iso: string | null | undefined, now: number): string {
+  const t = parseIso(iso);
+  if (t === undefined) {
+    return '?';
+  }
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  for (const [unit, secs] of [['d', 86400], ['h', 3600], ['m', 60]] as const) {
+    if (s >= secs) {
+      return `${Math.floor(s / secs)}${unit}`;
+    }
+  }
+  return `${s}s`;
+}
+
+/**
+ * The Sessions view's description line, read like a row of `segue list`: marks (live, handed off; the label
+ * leads with ● / ⇄), age,
+ * then the columns the grouping does not already show (directory and branch by runtime; runtime and branch
+ * by workspace), then the subagent count.
+ */
+export function sessionDescription(
+  s: Pick<Session, 'live' | 'handed_off' | 'updated_at' | 'started_at' | 'cwd' | 'branch' | 'runtime' | 'subagent_count' | 'parent_id'>,
+  mode: 'runtime' | 'workspace',
+  now: number,
+  home: string | undefined,
+): string {
+  const marks = [s.live ? 'live' : '', s.handed_off ? 'handed off' : ''].filter(Boolean).join(', ');
+  const cols =
+    mode === 'runtime'
+      ? [shortAge(s.updated_at ?? s.started_at, now), oneLine(tildePath(s.cwd, home), 60) || '?', oneLine(s.branch, 30) || '-']
+      : [shortAge(s.updated_at ?? s.started_at, now), runtimeName(s.runtime), oneLine(s.branch, 30) || '-'];
+  const subs = s.subagent_count && !s.parent_id ? `+${s.subagent_count} subagent${s.subagent_count === 1 ? '' : 's'}` : '';
+  return [marks, cols.join('  '), subs].filter(Boolean).join('  ');
+}
+
+/** Minutes and seconds left: "4:05"; "0:00" once expired. */
+export function clock(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+export interface LookedAt {
+  runtime: string;
+  path: string;
+  exists: boolean;
+  how_to_override: string | null;
+}
+
+/** "Where Segue looked": one line per place, grouped by runtime, with the variable that moves it. */
+export function locationsMarkdown(locs: LookedAt[]): string {
+  const out = ['# Where Segue looked for sessions', '', 'Each runtime keeps its sessions in its own local store; Segue only reads them.', ''];
+  for (const rt of [...new Set(locs.map((l) => l.runtime))]) {
+    out.push(`## ${mdInline(runtimeName(rt))}`, '');
+    for (const l of locs.filter((x) => x.runtime === rt)) {
+      const how = l.how_to_override ? ` (${mdInline(l.how_to_override)})` : '';
+      out.push(`- ${mdCode(l.path)}: ${l.exists ? 'found, no sessions' : 'not found'}${how}`);
+    }
+    out.push('');
+  }
+  out.push('Point the runtimes elsewhere with those variables (then restart the server), or open the demo sample.');
+  return `${out.join('\n')}\n`;
+}
+
+/** One line for the view's message: the main place of each runtime and whether it exists. */
+export function locationsLine(locs: LookedAt[], home: string | undefined): string {
+  const first = new Map<string, LookedAt>();
+  for (const l of locs) {
+    const had = first.get(l.runtime);
+    if (!had || (!had.exists && l.exists)) {
+      first.set(l.runtime, l);
+    }
+  }
+  const parts = [...first.values()].map((l) => `${runtimeName(l.runtime)}: ${tildePath(l.path, home)}${l.exists ? '' : ' (not found)'}`);
+  return parts.length ? `No sessions found. Segue looked in ${parts.join('; ')}.` : 'No sessions found.';
+}

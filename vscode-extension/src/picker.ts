@@ -15,6 +15,10 @@ interface SessionPick extends vscode.QuickPickItem {
   session: Session;
 }
 
+const COPY_TOOLTIP = 'Copy Resume Command';
+/** Set by the extension: what the copy button on a row does (copy the session's resume command line). */
+export const rowActions: { copy?: (s: Session) => Promise<unknown> } = {};
+
 /** The folder "current workspace folder" means: the active editor's folder, else the first one. */
 export function currentFolder(): string | undefined {
   const active = vscode.window.activeTextEditor?.document.uri;
@@ -36,6 +40,7 @@ export function toPick(s: Session, now: number): SessionPick {
     ]
       .filter(Boolean)
       .join(' · '),
+    buttons: [{ iconPath: new vscode.ThemeIcon('copy'), tooltip: COPY_TOOLTIP }],
     session: s,
   };
 }
@@ -107,6 +112,11 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
       state.folderOnly = !state.folderOnly;
       setButtons();
       void load();
+    });
+    qp.onDidTriggerItemButton((e) => {
+      if (e.button.tooltip === COPY_TOOLTIP && rowActions.copy) {
+        void rowActions.copy(e.item.session);
+      }
     });
     qp.onDidAccept(() => {
       const chosen = qp.selectedItems[0];

@@ -105,6 +105,50 @@ export interface TraceResult {
   chain: TraceLink[];
 }
 
+export interface ResumeCommandParams extends PlanResumeParams {
+  shell?: 'posix' | 'powershell';
+}
+
+export interface ResumeCommandResult {
+  command: string;
+  shell: 'posix' | 'powershell';
+  plan: ResumePlan;
+}
+
+export interface TokenStatus {
+  session: SessionRef & { title: string | null };
+  surface: string;
+  issued_at: string | null;
+  expires_at: string | null;
+  seconds_left: number;
+  claimed: boolean;
+  claimed_as: string | null;
+}
+
+export interface TokenStatusResult {
+  tokens: TokenStatus[];
+}
+
+export interface RevokeTokenResult {
+  revoked: number;
+  session: SessionRef & { title: string | null };
+}
+
+export interface Location {
+  runtime: string;
+  path: string;
+  exists: boolean;
+  how_to_override: string | null;
+}
+
+export interface LocationsResult {
+  locations: Location[];
+}
+
+export interface DemoResult {
+  markdown: string;
+}
+
 export const Methods = {
   listSessions: 'segue/listSessions',
   brief: 'segue/brief',
@@ -112,6 +156,11 @@ export const Methods = {
   emitToken: 'segue/emitToken',
   claimToken: 'segue/claimToken',
   trace: 'segue/trace',
+  tokenStatus: 'segue/tokenStatus',
+  resumeCommand: 'segue/resumeCommand',
+  revokeToken: 'segue/revokeToken',
+  locations: 'segue/locations',
+  demo: 'segue/demo',
   sessionsChanged: 'segue/sessionsChanged',
 } as const;
 

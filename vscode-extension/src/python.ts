@@ -12,6 +12,8 @@ export interface Launch {
   source: InterpreterSource;
   /** Where `segue` was imported from: the interpreter's own site-packages, or the vsix's bundled/libs. */
   segue: 'installed' | 'bundled';
+  /** The imported `segue/__init__.py`. */
+  segueFile: string | undefined;
   version: string;
   env: NodeJS.ProcessEnv;
   segueHome: string | undefined;
@@ -142,7 +144,7 @@ export async function resolveLaunch(extensionPath: string): Promise<Launch> {
   }
   const version = installed.version ?? '?';
   if (!installed.error && installed.segue) {
-    return { python, source, segue: 'installed', version, env: base, segueHome: home };
+    return { python, source, segue: 'installed', segueFile: installed.segue, version, env: base, segueHome: home };
   }
   if (!versionAtLeast(version, 3, 10)) {
     throw new LaunchError(
@@ -155,7 +157,7 @@ export async function resolveLaunch(extensionPath: string): Promise<Launch> {
     const env = { ...base, PYTHONPATH: [libs, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
     const bundled = await probe(python, env, extensionPath);
     if (!bundled.error && bundled.segue) {
-      return { python, source, segue: 'bundled', version, env, segueHome: home };
+      return { python, source, segue: 'bundled', segueFile: bundled.segue, version, env, segueHome: home };
     }
     throw new LaunchError(
       `Segue's bundled server does not load in "${python}" (Python ${version}): ${bundled.error ?? bundled.spawnError}`,

@@ -53,7 +53,7 @@ export class SegueServer implements vscode.Disposable {
     const launch = await resolveLaunch(this.extensionPath);
     this.launch = launch;
     this.log.info(
-      `starting ${launch.python} -m segue serve (Python ${launch.version}, interpreter from ${launch.source}, segue ${launch.segue}; SEGUE_HOME=${launch.segueHome ?? 'default'})`,
+      `starting ${launch.python} -m segue serve (Python ${launch.version}, interpreter from ${launch.source}, segue ${launch.segue} from ${launch.segueFile ?? '?'}; SEGUE_HOME=${launch.segueHome ?? 'default'})`,
     );
     const serverOptions: ServerOptions = {
       command: launch.python,

@@ -1,9 +1,9 @@
 // The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { age, handedOffText, marks, runtimeIcon, runtimeName, sessionTitle, tildePath } from './format';
+import { handedOffText, locationsLine, runtimeIcon, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
 import { type Group, type GroupMode, group, type SessionNode } from './grouping';
-import { type ListSessionsResult, Methods, type Session } from './protocol';
+import { type ListSessionsResult, type LocationsResult, Methods, type Session } from './protocol';
 import type { SegueServer } from './server';
 import { explain } from './errors';
 
@@ -57,7 +57,7 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
           if (this.loading === loading) {
             this.sessions = r.sessions;
           }
-          this.setMessage(r.sessions.length === 0 ? 'No sessions found in the Claude Code, Codex, OpenCode or Cline stores.' : undefined);
+          this.setEmpty(r.sessions.length === 0);
           return r.sessions;
         });
       loading.catch(() => {
@@ -68,6 +68,20 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
       this.loading = loading;
     }
     return this.loading;
+  }
+
+  /** An empty view shows its welcome (viewsWelcome, on `segue.noSessions`) and where Segue looked. */
+  private setEmpty(empty: boolean): void {
+    void vscode.commands.executeCommand('setContext', 'segue.noSessions', empty);
+    if (!empty) {
+      this.setMessage(undefined);
+      return;
+    }
+    this.setMessage('No sessions found in the Claude Code, Codex, OpenCode or Cline stores.');
+    this.server
+      .request<LocationsResult>(Methods.locations, {})
+      .then((r) => this.setMessage(locationsLine(r.locations, os.homedir())))
+      .then(undefined, (e: unknown) => this.server.log.warn(`locations: ${String(e)}`));
   }
 
   private setMessage(message: string | undefined): void {
@@ -104,7 +118,7 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
     if (node.kind === 'group') {
       return groupItem(node.group);
     }
-    return sessionItem(node.node, node.groupKey, Date.now());
+    return sessionItem(node.node, node.groupKey, Date.now(), this.mode);
   }
 
   dispose(): void {
@@ -124,18 +138,23 @@ function groupItem(g: Group): vscode.TreeItem {
   return item;
 }
 
-export function sessionItem(node: SessionNode, groupKey: string, now: number): vscode.TreeItem {
+export function sessionItem(node: SessionNode, groupKey: string, now: number, mode: GroupMode = 'runtime'): vscode.TreeItem {
   const s = node.session;
+  // Marks lead the label as in `segue list` (● live, ⇄ handed off), so a narrow view still shows them.
+  const lead = `${s.live ? '● ' : ''}${s.handed_off ? '⇄ ' : ''}`;
   const item = new vscode.TreeItem(
-    sessionTitle(s, 80),
+    `${lead}${sessionTitle(s, 80)}`,
     node.children.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
   );
+  // Stable across refreshes (group + session), so a refresh keeps what the person expanded.
   item.id = `${groupKey}/${s.runtime}:${s.id}`;
   const flags = [s.live ? '.live' : '', s.handed_off ? '.handedOff' : '', s.parent_id ? '.subagent' : ''];
   item.contextValue = `segue.session${flags.join('')}`;
-  item.description = [s.branch, age(s.updated_at ?? s.started_at, now), ...marks(s)].filter(Boolean).join(' · ');
+  item.description = sessionDescription(s, mode, now, os.homedir());
+  // The runtime's icon always; its colour says live (a runtime process holds it) or handed off (a live token).
   item.iconPath = new vscode.ThemeIcon(
-    s.live ? 'pulse' : s.handed_off ? 'arrow-swap' : s.parent_id ? 'type-hierarchy-sub' : runtimeIcon(s.runtime),
+    s.parent_id ? 'type-hierarchy-sub' : runtimeIcon(s.runtime),
+    s.live ? new vscode.ThemeColor('charts.green') : s.handed_off ? new vscode.ThemeColor('charts.blue') : undefined,
   );
   item.tooltip = tooltip(s, now);
   item.command = { command: 'segue.openBrief', title: 'Open Brief', arguments: [s] };

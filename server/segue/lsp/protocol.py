@@ -18,6 +18,14 @@ Methods (client -> server):
   segue/trace        {ref: str} -> {chain: [...]}  (as `segue trace --json`)
   segue/search       {query: str, runtime?: str | str[], dir?: str, since?: str, in?: str[], limit?: int}
       -> {results: [...], total: int}  (as `segue search --json`; an unsearchable query is -32602)
+  segue/resumeCommand {ref: str, runtime?: str, new?: bool, cwd?: str, shell?: "posix" | "powershell"}
+      -> {command: str, shell: str, plan: Plan}  (command as `segue resume --print`; a runtime CLI missing
+         here is no error: the line may be pasted on another machine)
+  segue/revokeToken  {ref: str, surface?: str} -> {revoked: int, session: {runtime, id, title}}  (the live,
+      unclaimed tokens that surface (default "editor") emitted for the session)
+  segue/locations    {} -> {locations: [{runtime, path, exists, how_to_override}]}  (where stores were looked for)
+  segue/demo         {} -> {markdown: str}  (the bundled sample store listed and one session briefed, as
+      `segue demo` prints them; read from a temporary copy)
 Notification (server -> client):
   segue/sessionsChanged {runtimes: str[]}
 `workDoneToken` (LSP's own camelCase key) may accompany any request; long scans then report progress, and
@@ -52,6 +60,10 @@ CLAIM_TOKEN = "segue/claimToken"
 TOKEN_STATUS = "segue/tokenStatus"
 TRACE = "segue/trace"
 SEARCH = "segue/search"
+RESUME_COMMAND = "segue/resumeCommand"
+REVOKE_TOKEN = "segue/revokeToken"
+LOCATIONS = "segue/locations"
+DEMO = "segue/demo"
 SESSIONS_CHANGED = "segue/sessionsChanged"
 
 # Error codes (JSON-RPC server range -32099..-32000; -32001/-32002 are taken by the base protocol).
@@ -121,6 +133,21 @@ class SearchParams:
     since: str | None = None
     in_: list[str] | None = None
     limit: int = 20
+
+
+@attrs.define
+class ResumeCommandParams:
+    ref: str
+    runtime: str | None = None
+    new: bool = False
+    cwd: str | None = None
+    shell: str = "posix"
+
+
+@attrs.define
+class RevokeTokenParams:
+    ref: str
+    surface: str = "editor"
 
 
 @attrs.define
@@ -203,6 +230,13 @@ def _check_values(p: Any) -> None:
         _check_search(p)
     if isinstance(p, PlanResumeParams) and p.runtime is not None and p.runtime not in RUNTIMES:
         raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
+    if isinstance(p, ResumeCommandParams):
+        if p.runtime is not None and p.runtime not in RUNTIMES:
+            raise InvalidParams(f"invalid value @ params.runtime: {p.runtime!r} is not one of {', '.join(RUNTIMES)}")
+        if p.shell not in ("posix", "powershell"):
+            raise InvalidParams(f"invalid value @ params.shell: {p.shell!r} is not posix or powershell")
+    if isinstance(p, RevokeTokenParams) and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", p.surface):
+        raise InvalidParams("invalid value @ params.surface: a surface such as editor or terminal")
     if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:
         raise InvalidParams("invalid value @ params.tail: must be between 0 and 200")
     for name in ("from_", "as_"):

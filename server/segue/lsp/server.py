@@ -240,6 +240,33 @@ def search(ls: SegueServer, p: P.SearchParams, cancelled: Callable[[], bool], pr
     return out.to_json()
 
 
+@request(P.RESUME_COMMAND, P.ResumeCommandParams)
+def resume_command(ls: SegueServer, p: P.ResumeCommandParams, cancelled: Callable[[], bool],
+                   progress: _Progress | None) -> dict[str, Any]:
+    return ls.svc().resume_command(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, shell=p.shell,
+                                   cancelled=cancelled)
+
+
+@request(P.REVOKE_TOKEN, P.RevokeTokenParams)
+def revoke_token(ls: SegueServer, p: P.RevokeTokenParams, cancelled: Callable[[], bool],
+                 progress: _Progress | None) -> dict[str, Any]:
+    return ls.svc().revoke(p.ref, p.surface, cancelled)
+
+
+@request(P.LOCATIONS, P.NoParams)
+def locations(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool],
+              progress: _Progress | None) -> dict[str, Any]:
+    return {"locations": ls.svc().locations(cancelled)}
+
+
+@request(P.DEMO, P.NoParams)
+def demo(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None
+         ) -> dict[str, Any]:
+    from segue.lsp.sample import demo_markdown
+
+    return {"markdown": demo_markdown()}
+
+
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: SegueServer, params: types.InitializeParams) -> None:
     opts = _plain(params.initialization_options)

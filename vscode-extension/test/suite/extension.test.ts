@@ -162,10 +162,15 @@ suite('Segue extension host', () => {
     }
   });
 
-  test('brief: a read-only Markdown document with the first request', async () => {
+  test('brief: a read-only Markdown document with the first request (segue.briefView: source)', async () => {
     const s = topLevel().find((x) => x.first_request)!;
     const uri = vscode.Uri.parse(`segue-brief:/${s.runtime}/${s.id}.md`);
-    await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    await config().update('briefView', 'source', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    } finally {
+      await config().update('briefView', undefined, vscode.ConfigurationTarget.Global);
+    }
     const editor = await until('the brief editor', () =>
       vscode.window.activeTextEditor?.document.uri.toString() === uri.toString() ? vscode.window.activeTextEditor : undefined,
     );
@@ -308,5 +313,107 @@ suite('Segue extension host', () => {
       assert.deepEqual(r.chain[at].continues, from);
     }
     await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+  });
+
+  test('brief: opens rendered by default (a Markdown preview), with the source a setting away', async () => {
+    const s = topLevel().find((x) => x.first_request)!;
+    await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+    const tab = await until('the brief preview tab', () => {
+      const t = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return t && t.input instanceof vscode.TabInputWebview && t.label.includes(`${s.id}.md`) ? t : undefined;
+    });
+    assert.match((tab.input as vscode.TabInputWebview).viewType, /markdown\.preview/);
+    await vscode.commands.executeCommand('segue.brief.showSource');
+    await until('the source editor', () => vscode.window.activeTextEditor?.document.uri.toString() === `segue-brief:/${s.runtime}/${s.id}.md` || undefined);
+    await config().update('briefView', 'source', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.commands.executeCommand('segue.openBrief', `${s.runtime}:${s.id}`);
+      await until('the source editor from the setting', () => vscode.window.activeTextEditor?.document.uri.toString() === `segue-brief:/${s.runtime}/${s.id}.md` || undefined);
+    } finally {
+      await config().update('briefView', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  test('brief: CodeLens offers every action, and Refresh once the session grew', async () => {
+    const s = topLevel()[0];
+    const uri = vscode.Uri.parse(`segue-brief:/${s.runtime}/${s.id}.md`);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await until('the brief to render', () => api.briefs.renderedAt.has(uri.toString()) || undefined);
+    const titles = (api.lens.provideCodeLenses(doc) as vscode.CodeLens[]).map((l) => l.command?.title ?? '');
+    for (const t of ['Resume', 'Continue in another runtime', 'Hand off (emit token)', 'Copy resume command', 'Trace']) {
+      assert.ok(titles.some((x) => x.endsWith(t)), `lens ${t} in ${titles.join(', ')}`);
+    }
+    assert.ok(!titles.some((x) => x.includes('refresh')), 'no refresh before the session grew');
+    api.briefs.markGrown([{ runtime: s.runtime, id: s.id, updated_at: '2999-01-01T00:00:00.000Z' }]);
+    const after = (api.lens.provideCodeLenses(doc) as vscode.CodeLens[]).map((l) => l.command?.command);
+    assert.equal(after[0], 'segue.brief.refresh');
+    await vscode.commands.executeCommand('segue.brief.refresh', uri);
+    await until('the refreshed brief to clear the mark', () => !api.briefs.stale.has(uri.toString()) || undefined);
+  });
+
+  test('copy resume command: the clipboard holds the CLI --print line, and it runs in a fresh shell', async () => {
+    const s = topLevel().find((x) => x.runtime !== 'cline' && x.cwd)!;
+    const copied = await api.actions.copyResumeCommand({ ref: `${s.runtime}:${s.id}` });
+    assert.equal(await vscode.env.clipboard.readText(), copied);
+    assert.equal(copied, cli(['resume', `${s.runtime}:${s.id}`, '--print']).trim());
+    const rec = path.join(ctx.out, `resume-${s.runtime}`);
+    fs.rmSync(rec, { force: true });
+    execFileSync('sh', ['-c', copied!], { cwd: '/', env: process.env, timeout: 30_000 });
+    const raw = fs.readFileSync(rec, 'utf8');
+    assert.equal(fs.realpathSync(raw.slice(0, raw.indexOf('\n'))), fs.realpathSync(s.cwd!));
+    assert.ok(raw.includes(s.id));
+    await vscode.commands.executeCommand('notifications.clearAll');
+  });
+
+  test('handoff status: a token emitted here shows with time left until revoked', async () => {
+    const s = topLevel()[1] ?? topLevel()[0];
+    const ref = `${s.runtime}:${s.id}`;
+    await api.actions.emitToken({ ref, runtime: s.runtime });
+    const live = await until('the live token', async () => ((await api.handoffs.poll()).length ? api.handoffs.live : undefined));
+    assert.equal(live.length, 1);
+    assert.match(api.handoffs.item.text, /^\$\(key\) 1 handoff \d:\d\d$/);
+    const r = await api.handoffs.revoke({ runtime: s.runtime, id: s.id });
+    assert.equal(r?.revoked, 1);
+    assert.equal((await api.handoffs.poll()).length, 0);
+    api.tree.refresh();
+    assert.equal((await api.tree.load()).find((x) => x.id === s.id)?.handed_off, null);
+    await vscode.commands.executeCommand('notifications.clearAll');
+  });
+
+  test('tree: item ids are stable across refreshes; descriptions read like the CLI table', async () => {
+    await api.tree.setMode('runtime');
+    const ids = async () => {
+      const groups = await api.tree.getChildren();
+      const nodes = (await Promise.all(groups.map((g) => api.tree.getChildren(g)))).flat();
+      return [...groups, ...nodes].map((n) => api.tree.getTreeItem(n));
+    };
+    const a = await ids();
+    api.tree.refresh();
+    const b = await ids();
+    assert.deepEqual(b.map((i) => i.id), a.map((i) => i.id));
+    assert.equal(new Set(a.map((i) => i.id)).size, a.length, 'ids are unique');
+    const withDir = b.find((i) => typeof i.description === 'string' && / {2}\/tmp\//.test(i.description));
+    assert.ok(withDir, `a description with age and directory: ${b.map((i) => i.description).join(' | ')}`);
+  });
+
+  test('trace view: the chain as tree items, each opening its brief', async () => {
+    const s = topLevel().find((x) => x.continues) ?? topLevel()[0];
+    await api.actions.trace({ ref: `${s.runtime}:${s.id}`, runtime: s.runtime });
+    const items = api.trace.getChildren().map((n) => api.trace.getTreeItem(n));
+    assert.ok(items.length >= 1);
+    assert.ok(items.every((i) => i.command?.command === 'segue.openBrief'));
+    assert.ok(api.trace.chain.some((n) => n.self && n.link.id === s.id));
+  });
+
+  test('welcome: locations and the demo sample come from the server', async () => {
+    await vscode.commands.executeCommand('segue.showLocations');
+    await until('the locations note', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'segue-note' && d.uri.path.startsWith('/where/')));
+    await vscode.commands.executeCommand('segue.openDemo');
+    const demo = await until('the demo note', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'segue-note' && d.uri.path.startsWith('/demo/')));
+    assert.match(demo.getText(), /^# Segue sample/);
+    const ext = vscode.extensions.getExtension('segue.segue')!;
+    const welcome = ext.packageJSON.contributes.viewsWelcome as { view: string; when: string; contents: string }[];
+    assert.ok(welcome.some((w) => w.view === 'segue.sessions' && w.when === 'segue.noSessions' && w.contents.includes('command:segue.openDemo')));
   });
 });

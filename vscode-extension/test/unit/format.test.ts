@@ -1,6 +1,9 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
-import { age, claimMarkdown, commandLine, escapeIcons, fence, mdCode, mdInline, oneLine, planDetail, sessionTitle, tildePath } from '../../src/format';
+import {
+  age, claimMarkdown, clock, commandLine, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  sessionDescription, sessionTitle, shortAge, tildePath,
+} from '../../src/format';
 import { group, nest } from '../../src/grouping';
 import type { ResumePlan, Session } from '../../src/protocol';
 import { TOKEN_PATTERN } from '../../src/protocol';
@@ -128,5 +131,40 @@ suite('grouping', () => {
   test('a folder prefix is not a parent folder', () => {
     const g = group([session({ id: 'z', cwd: '/ws-other/x' })], 'workspace', ['/ws']);
     assert.equal(g[0].kind, 'directory');
+  });
+});
+
+suite('editor surface text', () => {
+  const now = Date.parse('2026-01-10T12:00:00.000Z');
+
+  test('the description line reads like a row of segue list', () => {
+    const s = session({ runtime: 'claude', cwd: '/root/w/one', branch: 'main', updated_at: '2026-01-10T09:00:00.000Z', subagent_count: 2 });
+    assert.equal(sessionDescription(s, 'runtime', now, '/root'), '3h  ~/w/one  main  +2 subagents');
+    assert.equal(sessionDescription(s, 'workspace', now, '/root'), '3h  Claude Code  main  +2 subagents');
+    const marked = session({ live: true, handed_off: { surface: 'editor', since: null, expires_at: null }, updated_at: '2026-01-10T11:59:58.000Z' });
+    assert.equal(sessionDescription(marked, 'runtime', now, '/root'), 'live, handed off  2s  ?  -');
+    const sub = session({ parent_id: 'p', subagent_count: 1, updated_at: '2026-01-08T12:00:00.000Z' });
+    assert.equal(sessionDescription(sub, 'runtime', now, undefined), '2d  ?  -');
+  });
+
+  test('clock and short ages', () => {
+    assert.equal(clock(272.9), '4:32');
+    assert.equal(clock(-3), '0:00');
+    assert.equal(shortAge('2026-01-10T11:55:00.000Z', now), '5m');
+    assert.equal(shortAge(null, now), '?');
+  });
+
+  test('where Segue looked: one line per runtime, the place that exists first; Markdown escapes paths', () => {
+    const locs = [
+      { runtime: 'claude', path: '/root/.claude/projects', exists: false, how_to_override: 'set CLAUDE_CONFIG_DIR' },
+      { runtime: 'codex', path: '/root/.codex/sessions', exists: false, how_to_override: null },
+      { runtime: 'codex', path: '/srv/codex', exists: true, how_to_override: null },
+    ];
+    assert.equal(locationsLine(locs, '/root'), 'No sessions found. Segue looked in Claude Code: ~/.claude/projects (not found); Codex CLI: /srv/codex.');
+    const md = locationsMarkdown([...locs, { runtime: 'cline', path: '/x/`y`', exists: false, how_to_override: '*bold*' }]);
+    assert.match(md, /^# Where Segue looked/);
+    assert.match(md, /- `\/root\/.claude\/projects`: not found \(set CLAUDE\\_CONFIG\\_DIR\)/);
+    assert.match(md, /- ``\s?\/x\/`y`\s?``: not found \(\\\*bold\\\*\)/);
+    assert.equal(locationsLine([], undefined), 'No sessions found.');
   });
 });
