@@ -41,6 +41,19 @@ suite('Segue search', () => {
   });
 
   test('Search Sessions: type, pick a result, and the session menu opens its brief', async () => {
+    // briefs open rendered by default; the source view makes the opened document observable here
+    const config = vscode.workspace.getConfiguration('segue');
+    await config.update('briefView', 'source', vscode.ConfigurationTarget.Global);
+    try {
+      await openFromSearch();
+    } finally {
+      await config.update('briefView', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+});
+
+async function openFromSearch(): Promise<void> {
+  {
     const running = vscode.commands.executeCommand('segue.searchSessions', 'nonexistent-dir');
     await sleep(2500); // debounce + the first search (the index may be filling)
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'); // the best result
@@ -54,5 +67,5 @@ suite('Segue search', () => {
     }
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri);
     assert.ok(vscode.window.activeTextEditor!.document.getText().includes('nonexistent-dir'));
-  });
-});
+  }
+}
