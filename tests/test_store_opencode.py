@@ -20,6 +20,7 @@ from segue.model import ReadStats, Session, Step
 from segue.stores import opencode as oc
 from segue.stores.base import MAX_TEXT, Env, SqliteUnavailable
 from segue.stores.opencode import OpencodeReader, cap_text, unquote_prompt
+from segue.stores.text import OUTPUT_KEEP
 from tests.conftest import assert_steps_match_scenario, real_fixture
 
 # The 1.18.33 tables a reader touches, with the columns the real CLI creates (sqlite_master of a real DB).
@@ -474,7 +475,7 @@ def test_huge_tool_output_is_reduced_in_sql(tmp_path: Path) -> None:
     steps, stats = steps_of(r, s)
     cmd = next(x for x in steps if x.kind == "command")
     assert (cmd.text, cmd.exit_code) == ("cat big.log", 0)
-    assert cmd.output is not None and cmd.output.endswith("THE END\n") and len(cmd.output) <= oc.OUTPUT_TAIL
+    assert cmd.output is not None and cmd.output.endswith("THE END\n") and len(cmd.output) <= OUTPUT_KEEP
     msg = next(x for x in steps if x.kind == "message")
     assert len(msg.text.encode()) <= oc.STEP_TEXT
     assert stats.bytes_read > 50 * 1024 * 1024

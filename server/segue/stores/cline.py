@@ -36,19 +36,15 @@ from segue.stores.base import (
 )
 from segue.stores.cline_legacy import (
     DEEP_LIMIT,
-    OUTPUT_TAIL,
     SDK_EXIT_RE,
-    STEP_TEXT,
     TITLE_MAX,
     JsonStream,
-    cap_text,
     clean_request,
     legacy_sources,
     legacy_steps,
     line_count,
     norm_path,
     note_unrecognised,
-    open_regular,
     patch_files,
     regular_file,
     resolve_path,
@@ -58,7 +54,8 @@ from segue.stores.cline_legacy import (
     tool_text,
 )
 from segue.stores.gitinfo import current_branch
-from segue.stores.text import BOM
+from segue.stores.text import BOM, OUTPUT_KEEP, STEP_TEXT, open_regular
+from segue.stores.text import cap_bytes as cap_text
 
 RUNTIME = "cline"
 EXTENSION_ID = "saoudrizwan.claude-dev"
@@ -725,7 +722,7 @@ def _apply_result(name: str, steps: list[Step], block: dict[str, Any], drop: set
             st.exit_code = _exit_of(e)
             out = e.get("result")
             if isinstance(out, str) and out.strip():
-                st.output = out[-OUTPUT_TAIL:].strip()
+                st.output = out[-OUTPUT_KEEP:].strip()
     elif name in ("editor", "apply_patch"):
         failed = block.get("is_error") is True or any(e.get("success") is False for e in entries)
         if failed:

@@ -20,13 +20,14 @@ import posixpath
 import re
 import stat
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
-from segue.stores.base import HEAD_BYTES, MAX_TEXT, TAIL_BYTES, Source, fingerprint, read_head_tail
+from segue.stores.base import HEAD_BYTES, TAIL_BYTES, Source, fingerprint, read_head_tail
 from segue.stores.jsonstream import ITEM_CAP as ITEM_CAP
 from segue.stores.jsonstream import JsonStream as JsonStream
-from segue.stores.text import BOM, OUTPUT_KEEP
+from segue.stores.text import BOM, OUTPUT_KEEP, STEP_TEXT, open_regular
+from segue.stores.text import cap_bytes as cap_text
 
 RUNTIME = "cline"
 
@@ -37,8 +38,6 @@ HISTORY_REL = os.path.join("state", "taskHistory.json")
 
 DEEP_LIMIT = 4 * 1024 * 1024  # how far a summary reads when the first request lies past the head
 HISTORY_CAP = 128 * 1024 * 1024
-STEP_TEXT = 16 * 1024  # cap on one step's text: memory stays flat however big the session
-OUTPUT_TAIL = OUTPUT_KEEP  # what a reader keeps of a command output; the brief shows its last 400 characters
 TITLE_MAX = 200
 
 
@@ -54,10 +53,6 @@ def regular_file(path: str) -> bool:
         return False
 
 
-def open_regular(path: str) -> BinaryIO:
-    if not regular_file(path):
-        raise OSError(f"{path}: not a regular file")
-    return open(path, "rb")
 
 
 _DRIVE_RE = re.compile(r"^[A-Za-z]:[\\/]")
@@ -114,14 +109,6 @@ _PLAN_LEAD_RE = re.compile(r"^New message to respond to with \w+ tool\b[^\n]*\n"
 _CONTINUATION = "New instructions for task continuation:"
 
 
-def cap_text(s: str, limit: int = MAX_TEXT) -> str:
-    """Cap at `limit` UTF-8 bytes without splitting a character."""
-    if len(s) * 4 <= limit:
-        return s
-    b = s.encode("utf-8", "surrogatepass")
-    if len(b) <= limit:
-        return s
-    return b[:limit].decode("utf-8", "ignore")
 
 
 def clean_request(text: Any) -> str:
@@ -577,7 +564,7 @@ class _Pending:
             elif st.kind == "command":
                 st.exit_code = code
                 out = text.split("Output:\n", 1)[1] if "Output:\n" in text else ""
-                st.output = out[-OUTPUT_TAIL:].strip() or None
+                st.output = out[-OUTPUT_KEEP:].strip() or None
 
     def match_name(self, name: str) -> list[Step] | None:
         for i, (n, steps) in enumerate(self.by_name):
@@ -731,7 +718,7 @@ def _ui_steps(path: str, cwd: str | None, stats: ReadStats) -> Iterator[Step]:
                 last_cmd = Step("command", text=cap_text(cmd.strip(), STEP_TEXT), at=at)
                 yield last_cmd
             elif kind == "command_output" and last_cmd is not None and text:
-                last_cmd.output = ((last_cmd.output or "") + text)[-OUTPUT_TAIL:]
+                last_cmd.output = ((last_cmd.output or "") + text)[-OUTPUT_KEEP:]
             elif kind == "tool":
                 yield from _ui_tool(_json_obj(text, bad), cwd, at)
             elif kind == "use_subagents":

@@ -32,7 +32,6 @@ from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import (
-    MAX_TEXT,
     Location,
     Reader,
     Source,
@@ -41,7 +40,8 @@ from segue.stores.base import (
     open_sqlite_readonly,
     sqlite_fingerprint,
 )
-from segue.stores.text import OUTPUT_KEEP
+from segue.stores.text import OUTPUT_KEEP, STEP_TEXT
+from segue.stores.text import cap_bytes as cap_text
 
 RUNTIME = "opencode"
 PRIO_DB, PRIO_E1, PRIO_E0 = 30, 20, 10
@@ -49,11 +49,7 @@ PRIO_DB, PRIO_E1, PRIO_E0 = 30, 20, 10
 FIRST_MESSAGES = 4  # a summary looks for the first request among each session's first messages
 MAX_JSON_FILE = 64 * 1024 * 1024  # a legacy part/message file larger than this is skipped and counted
 BIG_PART = 256 * 1024  # DB parts larger than this are reduced in SQL, never decoded whole in Python
-STEP_TEXT = 16 * 1024  # cap on any one step's text: memory stays flat however big the session
-OUTPUT_TAIL = OUTPUT_KEEP  # what a reader keeps of a command output; the brief shows its last 400 characters
 
-MARKER_PREFIX = "[segue-handoff v1 from="
-_MARKER_LINE_RE = re.compile(r"^.*\[segue-handoff v1 from=[^\]\s]+\][ \t]*$", re.M)
 _DEFAULT_TITLE_RE = re.compile(r"^(?:New session|Child session) - \d{4}-\d\d-\d\dT[\d:.]+Z?$")
 _BARE_QUOTE_RE = re.compile(r'(?<!\\)"')
 _TASK_ID_RE = re.compile(r'(?:<task id="|task_id: )(ses_[0-9A-Za-z]+)')
@@ -194,20 +190,6 @@ def unquote_prompt(text: str) -> str:
     return text
 
 
-def cap_text(text: str, limit: int = MAX_TEXT) -> str:
-    """Cap at `limit` UTF-8 bytes, keeping a Segue handoff marker line whole even when it lies past the cap."""
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= limit:
-        return text
-    cut = data[:limit].decode("utf-8", "ignore")
-    if MARKER_PREFIX not in text:
-        return cut
-    lines = _MARKER_LINE_RE.findall(text)
-    marker = lines[0] if lines else ""
-    if not marker or marker in cut or len(marker.encode("utf-8")) >= limit:
-        return cut
-    room = limit - len(marker.encode("utf-8")) - 1
-    return data[:room].decode("utf-8", "ignore") + "\n" + marker
 
 
 def _real_title(title: Any) -> str | None:
@@ -787,7 +769,7 @@ def _tool_steps(tool: str, state: dict[str, Any], at: float | None, turns: _Turn
             code = _int(meta.get("exitCode"))
         out = meta.get("output") if isinstance(meta.get("output"), str) else state.get("output")
         yield Step("command", text=_step_text(cmd), exit_code=code, at=at,
-                   output=out[-OUTPUT_TAIL:] if isinstance(out, str) and out else None)
+                   output=out[-OUTPUT_KEEP:] if isinstance(out, str) and out else None)
     elif name in _EDIT_TOOLS:
         yield from _edit_steps(name, inp, meta, status, at, turns)
     elif name == "task":
@@ -866,7 +848,7 @@ SELECT json_object(
                             'filediff', json_object(
                                'additions', json_extract(data, '$.state.metadata.filediff.additions'),
                                'deletions', json_extract(data, '$.state.metadata.filediff.deletions')),
-                            'output', substr(json_extract(data, '$.state.metadata.output'), -{OUTPUT_TAIL})),
+                            'output', substr(json_extract(data, '$.state.metadata.output'), -{OUTPUT_KEEP})),
     'time', json_object('start', json_extract(data, '$.state.time.start'))))
 FROM part WHERE id = ? AND json_valid(data)
 """
@@ -941,7 +923,7 @@ def _db3_rows_steps(con: sqlite3.Connection, session: Session, stats: ReadStats,
                 if isinstance(cmd, str):
                     out = msg.get("output")
                     yield Step("command", text=_step_text(cmd), exit_code=None, at=at,
-                               output=out[-OUTPUT_TAIL:] if isinstance(out, str) and out else None)
+                               output=out[-OUTPUT_KEEP:] if isinstance(out, str) and out else None)
             elif mtype == "assistant" and isinstance(msg.get("content"), list):
                 for c in msg["content"]:
                     if not isinstance(c, dict):

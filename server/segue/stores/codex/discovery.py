@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterator
 
 from segue.model import parse_time
-from segue.stores.codex.records import _open_regular, decode_records, normalize
+from segue.stores.codex.records import decode_records, normalize
+from segue.stores.text import open_regular
 
 _ROLLOUT_RE = re.compile(r"^rollout-.*\.jsonl(?:\.zst)?$")
 
@@ -47,7 +48,7 @@ def _review_gap(path: str, at: float) -> float | None:
     import mmap
 
     try:
-        with _open_regular(path) as f:
+        with open_regular(path, 256 * 1024) as f:
             if os.fstat(f.fileno()).st_size == 0:
                 return None
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:

@@ -20,7 +20,7 @@ from segue.stores.base import (
     read_head_tail,
 )
 from segue.stores.codex.discovery import REVIEW_SCAN_MAX, _review_gap, _walk, open_rollouts
-from segue.stores.codex.records import ZstdMissing, _lines, _open_regular, iter_raw_lines, open_rollout
+from segue.stores.codex.records import ZstdMissing, _lines, iter_raw_lines, open_rollout
 from segue.stores.codex.steps import StepBuilder
 from segue.stores.codex.summary import (
     _all_lines,
@@ -35,7 +35,7 @@ from segue.stores.codex.summary import (
 )
 from segue.stores.codex.text import DEEP_LIMIT, OVERRIDE, RUNTIME, _cap, _str
 from segue.stores.locks import held_inodes
-from segue.stores.text import fast_paths
+from segue.stores.text import fast_paths, open_regular
 
 _INDEX_RE = re.compile(rb'\{"id":"([0-9a-fA-F-]{36})","thread_name":("(?:[^"\\]|\\.)*")')
 
@@ -107,7 +107,7 @@ class CodexReader(Reader):
             return self._names
         names: dict[str, str] = {}
         try:
-            with _open_regular(str(path)) as f:
+            with open_regular(str(path), 256 * 1024) as f:
                 for raw, whole in iter_raw_lines(f):
                     if not whole or b"thread_name" not in raw:
                         continue

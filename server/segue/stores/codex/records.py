@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import stat
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -15,6 +13,7 @@ from segue.stores.base import (
     loads,
 )
 from segue.stores.jsoncut import string_end as _string_end
+from segue.stores.text import open_regular
 
 MAX_LINE = 8 * 1024 * 1024  # longer lines are never JSON-decoded whole (compacted histories, images)
 
@@ -26,22 +25,11 @@ class ZstdMissing(RuntimeError):
     pass
 
 
-def _open_regular(path: str) -> BinaryIO:
-    """Open for reading only if it is a regular file (a FIFO or device must never block us)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise IsADirectoryError(f"{path}: not a regular file")
-        return os.fdopen(fd, "rb", buffering=256 * 1024)
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def open_rollout(path: str) -> BinaryIO:
     """A binary stream of the rollout's JSONL, decompressing `.zst` on the fly."""
-    f = _open_regular(path)
+    f = open_regular(path, 256 * 1024)
     if not path.endswith(".zst"):
         return f
     try:

@@ -9,10 +9,9 @@ import shlex
 from typing import Any
 
 from segue.stores.base import (
-    MAX_TEXT,
     loads,
 )
-from segue.stores.text import OUTPUT_KEEP
+from segue.stores.text import OUTPUT_KEEP, cap_bytes
 
 RUNTIME = "codex"
 OVERRIDE = "set CODEX_HOME"
@@ -57,12 +56,9 @@ _SHELLS = {"bash", "sh", "zsh", "dash", "fish", "ksh", "pwsh", "powershell", "po
 
 
 
-def _cap(text: str, limit: int = MAX_TEXT) -> str:
-    """Cap to `limit` UTF-8 bytes without splitting a character."""
-    if len(text) * 4 <= limit:
-        return text
-    b = text.encode("utf-8", "replace")
-    return text if len(b) <= limit else b[:limit].decode("utf-8", "ignore")
+
+
+_cap = cap_bytes  # the shared marker-keeping byte cap, under the name this package uses
 
 
 def _str(v: Any) -> str | None:
