@@ -3,13 +3,11 @@ that occur, gates and start positions narrow where a rule is tried; none of it c
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterable
 
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
-from segue.redact.keyblocks import _BEGIN_KEY_RE, _END_KEY_RE, _FIRST_LINE_RE, _KEY_BODY_RE, _KEY_SEARCH
 from segue.redact.rules import RULES, Rule, Starts
 
 # ---------------------------------------------------------------------------------------------
@@ -238,27 +236,6 @@ def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str
             yield m
 
 
-def _key_blocks(text: str) -> list[tuple[int, int, str]]:
-    """Every private-key block, each BEGIN paired with the first END after it (linear time: a lazy
-    regex would rescan up to the search limit from every BEGIN)."""
-    ends = list(_END_KEY_RE.finditer(text))
-    starts = [e.start() for e in ends]
-    out: list[tuple[int, int, str]] = []
-    covered = 0
-    for b in _BEGIN_KEY_RE.finditer(text):
-        if b.start() < covered:
-            continue
-        i = bisect.bisect_left(starts, b.end())
-        if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
-            span = (b.start(), ends[i].end(), "private-key")
-        else:  # END cut off: take every following line that looks like key material
-            body = _KEY_BODY_RE.match(text, b.end())
-            first = _FIRST_LINE_RE.match(text, b.end())  # at least the line after BEGIN, whatever it holds
-            span = (b.start(), max(body.end() if body else b.end(), first.end() if first else b.end()),
-                    "private-key-open")
-        out.append(span)
-        covered = span[1]
-    return out
 
 
 def _run(rule: Rule, text: str, offset: int, low: str | None = None,

@@ -172,17 +172,8 @@ def _open_private_copy(p: str, max_bytes: int) -> sqlite3.Connection:
 
 def sqlite_fingerprint(path: str | os.PathLike[str]) -> tuple[Any, ...]:
     p = os.fspath(path)
-    return _fingerprint(p, p + "-wal")
+    from segue.stores.base import fingerprint  # here: base imports this module at its top
+
+    return fingerprint(p, p + "-wal")
 
 
-def _fingerprint(*paths: str) -> tuple[Any, ...]:
-    """`base.fingerprint` (base imports this module, so it cannot be imported back)."""
-    out: list[Any] = []
-    for p in paths:
-        try:
-            st = os.stat(p)
-        except OSError:
-            out.append(None)
-            continue
-        out.append((st.st_size, st.st_mtime_ns))
-    return tuple(out)
