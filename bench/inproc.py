@@ -30,9 +30,10 @@ from typing import Any
 
 from segue import index
 from segue.listing import ListingCache, reader_for, scan
-from segue.model import RUNTIMES, ReadStats
+from segue.model import ReadStats
 from segue.paths import StateDir
 from segue.service import Service
+from segue.stores import RUNTIMES
 from segue.stores.base import Env
 
 

@@ -19,6 +19,8 @@ REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 sys.path.insert(0, str(NETGUARD))
 import sitecustomize  # noqa: E402,F401  (installs the guard)
 
+from segue.stores import RUNTIMES  # noqa: E402  (the registry: every runtime Segue reads)
+
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(NETGUARD), str(ROOT / "server"), *filter(None, [os.environ.get("PYTHONPATH")])])
 
@@ -61,7 +63,17 @@ def load_fixture(runtime: str, copy_to: Path | None = None, sub: str = "", **env
     return Env(home=home, environ={**variables, **environ}), exp, d
 
 
-def real_environ(runtimes: tuple[str, ...] = ("claude", "codex", "opencode", "cline"), base: Path | None = None
+def use_reader(monkeypatch: pytest.MonkeyPatch, runtime: str, reader: Any) -> None:
+    """Make a registered runtime read through `reader` (a Reader class, or any callable of an Env) for one
+    test: its descriptor is replaced in the registry, everything else about the runtime stays."""
+    import dataclasses
+
+    from segue import stores
+
+    monkeypatch.setitem(stores._BY_ID, runtime, dataclasses.replace(stores.descriptor(runtime), reader=reader))
+
+
+def real_environ(runtimes: tuple[str, ...] = RUNTIMES, base: Path | None = None
                  ) -> dict[str, str]:
     """Environment variables that point Segue at the real fixtures' stores (copied under `base` if given)."""
     out: dict[str, str] = {}

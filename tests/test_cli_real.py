@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 from segue.redact import redact_text
+from segue.stores import RUNTIMES
 from tests.conftest import REAL, real_fixture
-
-RUNTIMES = ("claude", "codex", "opencode", "cline")
 
 
 class Stores:

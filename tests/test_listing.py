@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -18,6 +16,7 @@ from segue.listing import AmbiguousSession, Listing, SessionNotFound, cwd_within
 from segue.model import ReadStats, Session, Step, iso, parse_time
 from segue.paths import StateDir
 from segue.stores.base import Env, Location, Reader, Source, fingerprint
+from tests.conftest import use_reader
 
 
 def S(rt: str, sid: str, t: float, parent: str | None = None, cwd: str = "/w/a") -> Session:
@@ -105,10 +104,7 @@ class DirReader(Reader):
 
 @pytest.fixture
 def dir_reader(monkeypatch: pytest.MonkeyPatch) -> type[DirReader]:
-    mod = types.ModuleType("segue_test_dirreader")
-    mod.DirReader = DirReader  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "segue_test_dirreader", mod)
-    monkeypatch.setitem(listing._READERS, "claude", ("segue_test_dirreader", "DirReader"))
+    use_reader(monkeypatch, "claude", DirReader)
     DirReader.reads = []
     return DirReader
 

@@ -24,9 +24,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage
 
+from segue.stores import RUNTIMES
 from tests.conftest import REAL
 
-RUNTIMES = ("claude", "codex", "opencode", "cline")
 SERVER = [sys.executable, "-m", "segue", "serve", "--stdio"]
 SECRET = "Sup3rS3cret-42"  # the secret scenario's password (see test_cli_real)
 

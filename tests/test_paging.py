@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
-import types
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from segue.model import Session
 from segue.paths import StateDir
 from segue.service import Service
 from segue.stores.base import Env, Source
+from tests.conftest import use_reader
 from tests.test_listing import DirReader
 
 
@@ -30,10 +29,7 @@ class TreeReader(DirReader):
 
 @pytest.fixture
 def svc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Service:
-    mod = types.ModuleType("segue_test_treereader")
-    mod.TreeReader = TreeReader  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "segue_test_treereader", mod)
-    monkeypatch.setitem(listing._READERS, "claude", ("segue_test_treereader", "TreeReader"))
+    use_reader(monkeypatch, "claude", TreeReader)
     monkeypatch.setattr(listing, "RUNTIMES", ("claude",))  # only the test's runtime is scanned
     store = tmp_path / "home" / "store"
     store.mkdir(parents=True)

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from segue.listing import reader_for
-from segue.model import RUNTIMES, ReadStats
+from segue.model import ReadStats
+from segue.stores import RUNTIMES
 from segue.stores.base import Env
 from tests.conftest import REAL
 

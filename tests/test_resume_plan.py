@@ -9,7 +9,8 @@ import pytest
 
 from segue import resume
 from segue.lineage import chain, find_marker, link, marker
-from segue.model import RUNTIMES, Continues, Session
+from segue.model import Continues, Session
+from segue.stores import RUNTIMES
 
 NATIVE = {
     "claude": ["claude", "--resume", "ID"],

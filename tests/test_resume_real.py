@@ -34,7 +34,8 @@ from tests.realruntimes import harness_chat as hc
 
 pytestmark = [pytest.mark.slow, pytest.mark.realruntime]
 
-RUNTIMES = ("claude", "codex", "opencode", "cline")
+from segue.stores import RUNTIMES  # noqa: E402  (the registry: every runtime Segue reads)
+
 SERVER = h.REPO / "server"
 NETGUARD = h.REPO / "tests" / "netguard"
 SOURCE_PROMPT = "Summarise the plan for the {rt} resume test"  # the fake model answers "OK."

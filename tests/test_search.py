@@ -19,10 +19,10 @@ from segue.search import QueryError
 from segue.search import query as Q
 from segue.search.index import FILE_NAME, SearchIndex
 from segue.service import Service
+from segue.stores import RUNTIMES
 from segue.stores.base import Env
 from tests.conftest import real_environ, real_fixture
 
-RUNTIMES = ("claude", "codex", "opencode", "cline")
 SECRET = "Sup3rS3cret-42"
 
 

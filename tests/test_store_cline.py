@@ -24,7 +24,7 @@ import pytest
 from segue.model import ReadStats, Session, Step
 from segue.stores.base import Env, SqliteUnavailable
 from segue.stores.cline import ClineReader
-from segue.stores.cline_legacy import (
+from segue.stores.cline.legacy import (
     JsonStream,
     clean_request,
     legacy_exit,
@@ -386,7 +386,7 @@ def test_db_without_sessions_table_and_unknown_values(tmp_path: Path) -> None:
 
 
 def test_db_without_sqlite_json_functions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import segue.stores.cline as cline_mod
+    import segue.stores.cline.reader as cline_mod
 
     real_open = cline_mod.open_sqlite_readonly
 

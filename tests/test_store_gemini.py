@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from segue.model import ReadStats, Session, Step
-from segue.stores import gemini as gm
 from segue.stores.base import Env
-from segue.stores.gemini import GeminiReader, new_session_argv, resume_argv, shell_exit_code, user_request
+from segue.stores.gemini import DESCRIPTOR, GeminiReader, new_session_argv, resume_argv, shell_exit_code, user_request
+from segue.stores.gemini import reader as gm
 from tests.conftest import assert_steps_match_scenario, real_fixture
 
 SID = "2b9dab38-2b13-436b-b7b4-6a6fd3b5ab1e"
@@ -565,7 +565,7 @@ def test_real_fixture_is_read_only(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# how to reopen and start (data for the runtime descriptor)
+# how to reopen and start (the runtime's descriptor)
 
 
 def test_resume_and_new_session_argv() -> None:
@@ -575,7 +575,9 @@ def test_resume_and_new_session_argv() -> None:
     assert argv == ["gemini", "--prompt-interactive", prompt]
     for a in (resume_argv(SID), argv):
         assert not {"--yolo", "-y", "--approval-mode", "-p", "--prompt"} & set(a)
-    assert gm.RESUME_NEEDS_CWD is True and gm.DISPLAY_NAME == "Gemini CLI" and gm.ENV_OVERRIDES == ("GEMINI_CLI_HOME",)
+    d = DESCRIPTOR
+    assert d.cwd_bound is True and d.name == "Gemini CLI" and d.env_overrides == ("GEMINI_CLI_HOME",)
+    assert d.native_argv is resume_argv and d.new_session_argv is new_session_argv
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from segue.model import CommandRun, FileChange, ReadStats, Session, Step, iso
 from segue.paths import StateDir, ensure_private_dir
 from segue.quote import clean, fence, inline, mark_invisible
 from segue.redact import Redactor
+from segue.stores import display_name
 from segue.stores.gitinfo import current_branch
 from segue.stores.text import OUTPUT_KEEP, OUTPUT_TAIL
 
@@ -38,7 +39,6 @@ BRIEF_CAP = 48 * 1024
 CONTEXT = 64 * 1024
 COMMAND_CONTEXT = 16 * 1024
 
-RUNTIME_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "cline": "Cline"}
 
 
 @dataclass
@@ -264,7 +264,7 @@ def render(facts: Facts, now: float | None = None) -> str:
 
 def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float | None) -> str:
     s = facts.session
-    name = RUNTIME_NAMES.get(s.runtime, s.runtime)
+    name = display_name(s.runtime)
     out: list[str] = []
     out.append(f"# Segue handoff brief: {inline(s.title or s.first_request or s.id, 120)}\n")
     out.append(f"Written by Segue at {iso(now or time.time())} from a {name} session.\n")

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from segue import __version__
-
-RUNTIME_CHOICES = ("claude", "codex", "opencode", "cline")
+from segue.stores import REGISTRY, RUNTIMES
 
 
 class Refused(Exception):
@@ -30,14 +29,14 @@ class Usage(Exception):
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="segue",
-        description="Pick an AI coding session up where it stopped: Claude Code, Codex CLI, OpenCode, Cline.")
+        description="Pick an AI coding session up where it stopped: " + ", ".join(d.name for d in REGISTRY) + ".")
     p.add_argument("--version", action="version", version=f"segue {__version__}")
     p.add_argument("--home", metavar="DIR", help="Segue's state directory (default: $SEGUE_HOME, else the "
                                                   "platform's state dir)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ls = sub.add_parser("list", help="list resumable sessions, newest first")
-    ls.add_argument("--runtime", action="append", choices=RUNTIME_CHOICES, help="only this runtime (repeatable)")
+    ls.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime (repeatable)")
     ls.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
     ls.add_argument("--all", action="store_true", help="include subagent sessions, under their parent")
     ls.add_argument("--limit", type=_count, metavar="N",
@@ -55,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("resume", help="reopen a session, or start a new one from its brief")
     r.add_argument("ref")
-    r.add_argument("--in", dest="target", choices=RUNTIME_CHOICES, help="continue in this runtime")
+    r.add_argument("--in", dest="target", choices=RUNTIMES, help="continue in this runtime")
     r.add_argument("--new", action="store_true", help="start a new session from the brief")
     r.add_argument("--cwd", metavar="DIR", help="run in DIR instead of the session's directory")
     r.add_argument("--yes", action="store_true", help="launch without asking")
@@ -81,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     se = sub.add_parser("search", help="find sessions by what was asked, said, run and changed")
     se.add_argument("query", nargs="*", help='words (all must match, any order), "quoted phrases", prefix*')
-    se.add_argument("--runtime", action="append", choices=RUNTIME_CHOICES, help="only this runtime (repeatable)")
+    se.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime (repeatable)")
     se.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
     se.add_argument("--since", metavar="DATE", help="only sessions active since DATE (2026-11-30) or an age (7d)")
     se.add_argument("--in", dest="where", action="append", metavar="WHERE",
@@ -383,13 +382,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def describe_plan(plan: Any) -> str:
     import shlex
 
-    why = {"native": "the session's own runtime can reopen it",
-           "requested": "a new session was requested (--new)",
-           "other_runtime": f"continuing in another runtime ({plan.runtime})",
-           "subagent": "subagent sessions cannot be reopened on their own",
-           "not_in_store": "the session is no longer in its runtime's store",
-           "not_resumable": "its runtime's CLI cannot reopen this kind of session",
-           "cwd_override": "its runtime reopens sessions only from their own directory"}[plan.reason]
+    from segue.resume import REASON_TEXTS
+    from segue.stores import display_name
+
+    why = REASON_TEXTS.get(plan.reason, plan.reason)
+    if plan.reason == "other_runtime":
+        why += f" ({display_name(plan.runtime)})"
     lines = [f"Plan: {'reopen natively' if plan.mode == 'native' else 'new session from a brief'} "
              f"({plan.reason}: {why})",
              f"  session:   {plan.session.ref}  {_one_line(plan.session.title, 60)}",

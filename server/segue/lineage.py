@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from segue.model import RUNTIMES, Continues, Session, iso
+from segue.model import Continues, Session, iso
 from segue.paths import StateDir
+from segue.stores import RUNTIMES
 
 MARKER_FORMAT = "[segue-handoff v1 from={runtime}:{id}]"
 MARKER_PREFIX = "[segue-handoff v1 from="

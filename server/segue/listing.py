@@ -10,7 +10,6 @@ server stays single-process).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import marshal
 import os
 import sys
@@ -20,21 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from segue import index
-from segue.model import RUNTIMES, Session
+from segue.model import Session
 from segue.paths import StateDir
+from segue.stores import RUNTIMES, descriptor
 from segue.stores.base import Env, Location, Reader, Source
-
-_READERS = {
-    "claude": ("segue.stores.claude", "ClaudeReader"),
-    "codex": ("segue.stores.codex", "CodexReader"),
-    "opencode": ("segue.stores.opencode", "OpencodeReader"),
-    "cline": ("segue.stores.cline", "ClineReader"),
-}
 
 
 def reader_for(runtime: str, env: Env) -> Reader:
-    module, cls = _READERS[runtime]
-    return getattr(importlib.import_module(module), cls)(env)
+    return descriptor(runtime).reader(env)
 
 
 @dataclass
@@ -190,7 +182,7 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
          progress: Any = None) -> Listing:
     """Read every source of the chosen runtimes, using and refreshing the cache. `progress(runtime, sessions
     read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
-    runtimes = [r for r in (runtimes or RUNTIMES) if r in _READERS]
+    runtimes = [r for r in (runtimes or RUNTIMES) if r in RUNTIMES]
     cache = cache if cache is not None else ListingCache(state)
     found: dict[tuple[str, str], Session] = {}
     skipped: list[Skipped] = []

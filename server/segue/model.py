@@ -12,9 +12,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-RUNTIMES: tuple[str, ...] = ("claude", "codex", "opencode", "cline")
-Runtime = Literal["claude", "codex", "opencode", "cline"]
-
 # Why a session cannot be reopened by its own runtime's CLI (null when it can).
 RESUME_BLOCKERS = ("subagent", "not_in_store", "cli_cannot_reopen")
 

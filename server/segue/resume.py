@@ -2,7 +2,7 @@
 
 A plan is computed first and shown; launching is a separate, confirmed step (CLI) or the editor's job (the
 language server never launches). Commands are argv lists run without a shell. Segue never adds
-approval-bypass flags; Cline always gets `--auto-approve false` because its CLI defaults to true.
+approval-bypass flags. How each runtime reopens and starts a session is its descriptor's (`segue.stores`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from segue.lineage import marker
-from segue.model import RUNTIMES, Session
+from segue.model import Session
+from segue.stores import UnknownRuntime, descriptor
 
-INSTALL_COMMANDS = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "codex": "npm install -g @openai/codex",
-    "opencode": "npm install -g opencode-ai",
-    "cline": "npm install -g cline",
+# Why a plan reopens natively or starts a new session, and how it is said (the CLI's plan, the extension).
+REASON_TEXTS = {
+    "native": "the session reopens in its own runtime",
+    "requested": "a new session was requested",
+    "other_runtime": "another runtime continues from the brief",
+    "subagent": "a subagent cannot be reopened; a new session starts from the brief",
+    "not_in_store": "the runtime's CLI cannot find this session; a new session starts from the brief",
+    "not_resumable": "this session cannot be reopened; a new session starts from the brief",
+    "cwd_override": "a different directory was chosen; a new session starts from the brief",
 }
-_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "cline": "the Cline CLI"}
-INSTALL_HINTS = {rt: f"install {_NAMES[rt]}: {cmd}" for rt, cmd in INSTALL_COMMANDS.items()}
-# Native reopen works only from the session's own directory for these (a `--cwd` elsewhere means a new session).
-CWD_BOUND = ("claude", "opencode")
-REASONS = ("native", "requested", "other_runtime", "subagent", "not_in_store", "not_resumable", "cwd_override")
+REASONS = tuple(REASON_TEXTS)
 # Flags that would skip the runtime's approvals; a plan must never contain them.
 BYPASS_FLAGS = frozenset({
     "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions", "bypassPermissions",
@@ -74,32 +75,23 @@ def first_prompt(brief_path: str, source: Session) -> str:
 def native_argv(runtime: str, session_id: str) -> list[str]:
     if session_id.startswith("-"):
         raise PlanRefused("bad_target", f"refusing a session id that starts with '-': {session_id!r}")
-    return {
-        "claude": ["claude", "--resume", session_id],
-        "codex": ["codex", "resume", session_id],
-        "opencode": ["opencode", "--session", session_id],
-        "cline": ["cline", "--auto-approve", "false", "--id", session_id],
-    }[runtime]
+    return descriptor(runtime).native_argv(session_id)
 
 
 def new_session_argv(runtime: str, prompt: str) -> list[str]:
     if prompt.startswith("-"):
         raise PlanRefused("bad_target", "refusing a prompt that starts with '-'")
-    return {
-        "claude": ["claude", prompt],
-        "codex": ["codex", prompt],
-        "opencode": ["opencode", "--prompt", prompt],
-        # a prompt argument alone runs Cline headless to the end (3.0.65); --tui keeps the session open
-        "cline": ["cline", "--auto-approve", "false", "--tui", prompt],
-    }[runtime]
+    return descriptor(runtime).new_session_argv(prompt)
 
 
 def choose(session: Session, *, target: str | None, new: bool, cwd: str | None, in_store: bool
            ) -> tuple[str, str]:
     """(mode, reason) for a session and the person's request."""
     target = target or session.runtime
-    if target not in RUNTIMES:
-        raise PlanRefused("bad_target", f"unknown runtime {target!r}; choose one of {', '.join(RUNTIMES)}")
+    try:
+        spec = descriptor(target)
+    except UnknownRuntime as e:
+        raise PlanRefused("bad_target", str(e)) from None
     if target != session.runtime:
         return "new_session", "other_runtime"
     if new:
@@ -110,7 +102,7 @@ def choose(session: Session, *, target: str | None, new: bool, cwd: str | None, 
         return "new_session", "not_in_store"
     if not session.resumable or session.resume_blocker == "cli_cannot_reopen":
         return "new_session", "not_resumable"
-    if cwd is not None and target in CWD_BOUND and not _same_dir(cwd, session.cwd):
+    if cwd is not None and spec.cwd_bound and not _same_dir(cwd, session.cwd):
         return "new_session", "cwd_override"
     return "native", "native"
 
@@ -133,11 +125,12 @@ def check_directory(cwd: str | None, session: Session, overridden: bool) -> str:
 
 
 def locate_cli(runtime: str, path: str | None = None) -> str:
-    exe = shutil.which(runtime, path=path)
+    spec = descriptor(runtime)
+    exe = shutil.which(spec.cli, path=path)
     if exe is None:
-        raise PlanRefused("missing_cli", f"the {runtime} command is not installed or not on PATH; "
-                                         f"{INSTALL_HINTS[runtime]}", runtime=runtime,
-                          install=INSTALL_HINTS[runtime], install_command=INSTALL_COMMANDS[runtime])
+        raise PlanRefused("missing_cli", f"the {spec.cli} command is not installed or not on PATH; "
+                                         f"{spec.install_hint}", runtime=runtime,
+                          install=spec.install_hint, install_command=spec.install)
     return exe
 
 
@@ -191,7 +184,7 @@ def command_line(plan: Plan, shell: str = "posix") -> str:
     can happen inside: every word that is not plainly safe is single-quoted."""
     if shell not in SHELLS:
         raise ValueError(f"shell must be one of {', '.join(SHELLS)}")
-    argv = [plan.runtime, *plan.argv[1:]]
+    argv = [descriptor(plan.runtime).cli, *plan.argv[1:]]
     assert_no_bypass(argv)
     if "\x00" in plan.cwd or any("\x00" in a for a in argv):
         raise PlanRefused("bad_target", "a NUL character cannot be passed on a command line")

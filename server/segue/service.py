@@ -19,6 +19,7 @@ from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reade
 from segue.listing import Listing as _Listing
 from segue.model import ReadStats, Session, iso
 from segue.paths import StateDir
+from segue.stores import RUNTIMES, descriptor
 from segue.stores.base import Env
 
 __all__ = ["AmbiguousSession", "Service", "SessionNotFound"]
@@ -179,7 +180,7 @@ class Service:
             if h:
                 s.handed_off = {"surface": h["surface"], "since": iso(h["since"]),
                                 "expires_at": iso(h["expires_at"])}
-            if s.branch is None and s.runtime == "opencode" and s.cwd:
+            if s.branch is None and s.cwd and s.runtime in RUNTIMES and descriptor(s.runtime).branch_from_checkout:
                 if s.cwd not in heads:
                     heads[s.cwd] = git_branch(s.cwd)
                 s.branch = heads[s.cwd]

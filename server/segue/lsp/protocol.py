@@ -50,7 +50,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from segue.model import RUNTIMES
+from segue.stores import RUNTIMES
 
 LIST_SESSIONS = "segue/listSessions"
 BRIEF = "segue/brief"

@@ -26,9 +26,9 @@ from segue.errors import classify
 from segue.lsp import protocol as P
 from segue.lsp.rpc import PARSE_ERROR, REQUESTS, ExpectedErrors, SegueProtocol
 from segue.lsp.watch import Watcher
-from segue.model import RUNTIMES
 from segue.paths import StateDir
 from segue.service import Service
+from segue.stores import RUNTIMES
 
 log = logging.getLogger("segue.lsp")
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from segue.listing import cwd_within, reader_for
-from segue.model import RUNTIMES, ReadStats, Session, iso
+from segue.model import ReadStats, Session, iso
 from segue.quote import mark_invisible
 from segue.search import query as Q
 from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
+from segue.stores import RUNTIMES
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
 JSON_START, JSON_END = "«", "»"

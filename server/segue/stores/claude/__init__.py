@@ -14,12 +14,37 @@ Modules: `discovery` (roots, sources, live sessions), `records` (decoding a line
 
 from __future__ import annotations
 
-from segue.stores.base import HEAD_BYTES
-from segue.stores.claude.reader import ClaudeReader
-from segue.stores.claude.records import request_text, subagent_session_id
-from segue.stores.claude.steps import command_exit_code, command_result
-from segue.stores.claude.summary import Chunk as _Chunk
-from segue.stores.text import OUTPUT_TAIL, STEP_TEXT
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["HEAD_BYTES", "OUTPUT_TAIL", "STEP_TEXT", "ClaudeReader", "_Chunk", "command_exit_code",
-           "command_result", "request_text", "subagent_session_id"]
+from segue.stores.descriptor import RuntimeDescriptor
+
+if TYPE_CHECKING:
+    from segue.stores.base import Env, Reader
+
+
+def _reader(env: Env) -> Reader:
+    from segue.stores.claude.reader import ClaudeReader
+
+    return ClaudeReader(env)
+
+
+DESCRIPTOR = RuntimeDescriptor(
+    id="claude", name="Claude Code", cli="claude", install="npm install -g @anthropic-ai/claude-code",
+    reader=_reader,
+    icon="sparkle",
+    native_argv=lambda session_id: ["claude", "--resume", session_id],
+    new_session_argv=lambda prompt: ["claude", prompt],
+    # `claude --resume ID` finds a session only among those of the current directory's project
+    cwd_bound=True,
+    env_overrides=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"),
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The reader's names load on first use: the registry needs only the descriptor."""
+    import segue.stores.claude.api as api
+
+    try:
+        return getattr(api, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -8,7 +8,7 @@ manifest; its id is `<sid>__<agentId>`), as the CLI lists them: from the DB (one
 `is_subagent=1`), with the manifests and subagent files as the fallback for folders the DB lacks, for a store
 without a DB and for an unreadable DB. The same id from several sources is merged by `locator["priority"]`.
 
-Legacy stores (`cline_legacy`): the CLI 1.x/2.x tasks under the same data dir, and the VS Code extension's
+Legacy stores (`legacy`): the CLI 1.x/2.x tasks under the same data dir, and the VS Code extension's
 `globalStorage/saoudrizwan.claude-dev` under each editor's user dir. Never opened: `secrets.json`,
 `settings/providers.json` (credentials).
 """
@@ -34,7 +34,7 @@ from segue.stores.base import (
     pid_alive,
     sqlite_fingerprint,
 )
-from segue.stores.cline_legacy import (
+from segue.stores.cline.legacy import (
     DEEP_LIMIT,
     SDK_EXIT_RE,
     TITLE_MAX,

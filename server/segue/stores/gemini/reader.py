@@ -809,29 +809,4 @@ def _size(path: Path) -> int:
         return 0
 
 
-# ---------------------------------------------------------------------------------------------------------
-# How to reopen a session and start a new one (data for the runtime descriptor of the house refactor)
-
-DISPLAY_NAME = "Gemini CLI"
-BINARY = "gemini"
-INSTALL_HINT = "npm install -g @google/gemini-cli"
-# Variables that move the store (GEMINI_CLI_HOME replaces the home directory; .gemini stays below it).
-ENV_OVERRIDES = ("GEMINI_CLI_HOME",)
-# `gemini --resume <id>` looks the id up among the sessions of the project of the current directory only
-# (SessionSelector.listSessions reads <project temp dir>/chats): it must run from the session's cwd.
-RESUME_NEEDS_CWD = True
-
-
-def resume_argv(session_id: str, binary: str = BINARY) -> list[str]:
-    """Reopen a session natively, interactive (run it in the session's `cwd`)."""
-    return [binary, "--resume", session_id]
-
-
-def new_session_argv(first_prompt: str, binary: str = BINARY) -> list[str]:
-    """A new interactive session that starts with first_prompt (`-i`/`--prompt-interactive`; `-p` would be
-    one-shot and exit). The prompt names a brief by path and ends with the handoff marker."""
-    return [binary, "--prompt-interactive", first_prompt]
-
-
-__all__ = ["DISPLAY_NAME", "ENV_OVERRIDES", "INSTALL_HINT", "RESUME_NEEDS_CWD", "GeminiReader", "new_session_argv",
-           "resume_argv", "shell_exit_code", "user_request"]
+__all__ = ["GeminiReader", "shell_exit_code", "user_request"]

@@ -1,0 +1,43 @@
+"""What a runtime is, for every module that needs one: the shape of a runtime's descriptor.
+
+Each runtime's package (`segue.stores.<id>`) defines one `RuntimeDescriptor` next to its reader, and
+`segue.stores` lists them. Nothing outside `segue.stores` spells a runtime id or name: listing, briefs,
+resume plans, the CLI's choices, the wire contract and the extension's names all come from here.
+
+A descriptor loads without its reader (the reader's modules load on the first `reader(env)` call), so
+parsing a command line or validating a request costs no reader import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from segue.stores.base import Env, Reader
+
+
+@dataclass(frozen=True)
+class RuntimeDescriptor:
+    id: str  # in refs (`claude:<id>`), JSON, the handoff marker and `--runtime`
+    name: str  # display name, the same in briefs, plans, errors and the extension
+    cli: str  # the command on PATH
+    install: str  # the command that installs the CLI
+    reader: Callable[[Env], Reader]
+    # argv (argv[0] = `cli`, resolved on PATH by the plan) that reopens a session by id, interactively
+    native_argv: Callable[[str], list[str]]
+    # argv that starts a new interactive session whose first prompt is the argument (never one-shot)
+    new_session_argv: Callable[[str], list[str]]
+    # native reopen works only from the session's own directory (elsewhere it means a new session)
+    cwd_bound: bool
+    # environment variables that move the store (each reader's `locations()` says how)
+    env_overrides: tuple[str, ...]
+    # the extension's icon: a codicon name (the runtimes' own logos are trademarks, not in the icon font)
+    icon: str = "comment-discussion"
+    # the store records no branch: listings show the branch checked out in the session's directory
+    branch_from_checkout: bool = False
+
+    @property
+    def install_hint(self) -> str:
+        return f"install {self.name}: {self.install}"
