@@ -10,9 +10,10 @@ parsing a command line or validating a request costs no reader import.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from segue.stores.base import Env, Reader
@@ -41,3 +42,19 @@ class RuntimeDescriptor:
     @property
     def install_hint(self) -> str:
         return f"install {self.name}: {self.install}"
+
+
+def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
+    """A package's `__getattr__` that serves the names of one of its modules on first use (PEP 562), so
+    importing the package (for its descriptor) does not import its reader. `import_module` returns a module
+    that is still loading as it is, so a submodule importing a sibling through the package cannot recurse."""
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        try:
+            return getattr(importlib.import_module(f"{package}.{module}"), name)
+        except AttributeError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+
+    return __getattr__

@@ -14,9 +14,9 @@ Modules: `discovery` (roots, sources, live sessions), `records` (decoding a line
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.stores.descriptor import RuntimeDescriptor
+from segue.stores.descriptor import RuntimeDescriptor, lazy_attributes
 
 if TYPE_CHECKING:
     from segue.stores.base import Env, Reader
@@ -39,12 +39,5 @@ DESCRIPTOR = RuntimeDescriptor(
     env_overrides=("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME"),
 )
 
-
-def __getattr__(name: str) -> Any:
-    """The reader's names load on first use: the registry needs only the descriptor."""
-    import segue.stores.claude.api as api
-
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+# the reader's names load on first use: the registry needs only the descriptor
+__getattr__ = lazy_attributes(__name__, "api")

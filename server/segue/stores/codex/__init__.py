@@ -18,9 +18,9 @@ decode, the fast-path switch), `fast` (fast-path triage on bytes), `summary`, `s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.stores.descriptor import RuntimeDescriptor
+from segue.stores.descriptor import RuntimeDescriptor, lazy_attributes
 
 if TYPE_CHECKING:
     from segue.stores.base import Env, Reader
@@ -42,12 +42,5 @@ DESCRIPTOR = RuntimeDescriptor(
     env_overrides=("CODEX_HOME",),
 )
 
-
-def __getattr__(name: str) -> Any:
-    """The reader's names load on first use: the registry needs only the descriptor."""
-    import segue.stores.codex.api as api
-
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+# the reader's names load on first use: the registry needs only the descriptor
+__getattr__ = lazy_attributes(__name__, "api")

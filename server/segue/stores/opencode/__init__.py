@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from segue.stores.descriptor import RuntimeDescriptor
+from segue.stores.descriptor import RuntimeDescriptor, lazy_attributes
 
 if TYPE_CHECKING:
     from segue.stores.base import Env, Reader
@@ -28,12 +28,5 @@ DESCRIPTOR = RuntimeDescriptor(
     branch_from_checkout=True,  # OpenCode stores no branch
 )
 
-
-def __getattr__(name: str) -> Any:
-    """The reader's names load on first use: the registry needs only the descriptor."""
-    import segue.stores.opencode.reader as reader
-
-    try:
-        return getattr(reader, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+# the reader's names load on first use: the registry needs only the descriptor
+__getattr__ = lazy_attributes(__name__, "reader")
