@@ -11,6 +11,7 @@ parsing a command line or validating a request costs no reader import.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,12 +47,15 @@ class RuntimeDescriptor:
 
 def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
     """A package's `__getattr__` that serves the names of one of its modules on first use (PEP 562), so
-    importing the package (for its descriptor) does not import its reader. `import_module` returns a module
-    that is still loading as it is, so a submodule importing a sibling through the package cannot recurse."""
+    importing the package (for its descriptor) does not import its reader. A submodule's name is that
+    submodule (`from segue.stores.claude import triage` inside the reader must not load `module` midway),
+    and `import_module` returns a module still loading as it is, so nothing here recurses."""
 
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if importlib.util.find_spec(f"{package}.{name}") is not None:
+            return importlib.import_module(f"{package}.{name}")
         try:
             return getattr(importlib.import_module(f"{package}.{module}"), name)
         except AttributeError:
