@@ -32,7 +32,7 @@ from segue.stores.cline.legacy import (
     patch_files,
     search_replace_counts,
 )
-from tests.conftest import assert_steps_match_scenario, real_fixture
+from tests.conftest import assert_steps_match_scenario, load_fixture
 
 SID = "1795945918025_mtrtv"
 SID2 = "1795946000000_abcde"
@@ -1193,13 +1193,9 @@ def test_read_only_checker_detects_a_touched_file(tmp_path: Path) -> None:
 
 
 def real_store(tmp_path: Path, sub: str = "") -> tuple[ClineReader, dict[str, Any], Path]:
-    d, exp = real_fixture("cline")
-    copy = tmp_path / "fx"
-    shutil.copytree(d, copy, symlinks=True)  # SQLite may touch a -shm: never in the repository
-    base = copy / sub if sub else copy
-    environ = {k: str(base / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
-    home = base / exp.get("env", {}).get("HOME", "home")
-    return ClineReader(Env(home=home, environ=environ)), exp, copy
+    # a copy: SQLite may touch a -shm, never in the repository
+    env, exp, copy = load_fixture("cline", copy_to=tmp_path / "fx", sub=sub)
+    return ClineReader(env), exp, copy
 
 
 def test_real_fixture_lists_every_session(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from segue.stores.codex import (
     patch_changes,
     shell_writes,
 )
+from tests.conftest import assert_steps_match_scenario, load_fixture
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "tests" / "fixtures" / "real" / "codex"
@@ -1017,12 +1018,8 @@ def test_steps_stream_a_long_session(tmp_path: Path) -> None:
 
 
 def real_fixture() -> tuple[dict[str, Any], Env]:
-    exp_path = REAL / "expected.json"
-    if not exp_path.is_file():
-        pytest.fail(f"real Codex fixture missing: {exp_path} (run python -m tests.realruntimes.generate codex)")
-    exp = json.loads(exp_path.read_text())
-    environ = {k: str((REAL / v).resolve()) for k, v in (exp.get("env") or {}).items()}
-    return exp, Env(home=REAL / "home", environ=environ)
+    env, exp, _ = load_fixture("codex")
+    return exp, env
 
 
 def test_real_fixture_lists_every_session() -> None:
@@ -1053,20 +1050,7 @@ def test_real_fixture_steps_hold_commands_files_and_subagents() -> None:
     for e in exp["sessions"]:
         s = got[e["id"]]
         steps, stats = steps_of(r, s)
-        assert stats.damaged_lines == 0, e["scenario"]
-        commands = [(st.text, st.exit_code) for st in steps if st.kind == "command"]
-        for c in e["commands"]:
-            assert (c["command"], c["exit_code"]) in commands, (e["scenario"], commands)
-        edits = {st.path for st in steps if st.kind == "edit"}
-        for f in e["files_written"]:
-            assert f in edits, (e["scenario"], edits)
-        refs = {st.ref for st in steps if st.kind == "subagent"}
-        for child in e.get("subagent_ids") or []:
-            assert child in refs, (e["scenario"], refs)
-        requests = [st.text for st in steps if st.kind == "request"]
-        assert requests and requests[0] == e["first_request"], e["scenario"]
-        if e.get("latest_request"):
-            assert requests[-1] == e["latest_request"], e["scenario"]
+        assert_steps_match_scenario(steps, stats, e)
 
 
 def test_real_fixture_is_read_only() -> None:

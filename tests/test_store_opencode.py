@@ -21,7 +21,7 @@ from segue.stores import opencode as oc
 from segue.stores.base import MAX_TEXT, Env, SqliteUnavailable
 from segue.stores.opencode import OpencodeReader, cap_text, unquote_prompt
 from segue.stores.text import OUTPUT_KEEP
-from tests.conftest import assert_steps_match_scenario, real_fixture
+from tests.conftest import assert_steps_match_scenario, load_fixture
 
 # The 1.18.33 tables a reader touches, with the columns the real CLI creates (sqlite_master of a real DB).
 SCHEMA = """
@@ -986,13 +986,9 @@ def test_abandoned_steps_remove_their_private_copy(tmp_path: Path, monkeypatch: 
 
 
 def real_store(tmp_path: Path, sub: str = "") -> tuple[OpencodeReader, dict[str, Any], Path]:
-    d, exp = real_fixture("opencode")
-    copy = tmp_path / "fx"
-    shutil.copytree(d, copy, symlinks=True)  # SQLite may touch a -shm: never in the repository
-    base = copy / sub if sub else copy
-    environ = {k: str(base / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
-    home = base / exp.get("env", {}).get("HOME", "home")
-    return OpencodeReader(Env(home=home, environ=environ)), exp, copy
+    # a copy: SQLite may touch a -shm, never in the repository
+    env, exp, copy = load_fixture("opencode", copy_to=tmp_path / "fx", sub=sub)
+    return OpencodeReader(env), exp, copy
 
 
 def test_real_fixture_lists_every_session(tmp_path: Path) -> None:
