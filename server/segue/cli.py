@@ -23,6 +23,7 @@ from segue.limits import CLAIM_TAIL, PAGE_LIMIT, SEARCH_LIMIT, Bound
 from segue.stores import REGISTRY, RUNTIMES
 
 if TYPE_CHECKING:
+    from segue.results import StoreLocation
     from segue.resume import Plan
     from segue.service import Service
 
@@ -297,7 +298,7 @@ class ScanProgress:
 
 def nothing_found(svc: Service, runtimes: Sequence[str] | None) -> str:
     """Where Segue looked, when the stores hold no session at all."""
-    by_runtime: dict[str, list[Any]] = {}
+    by_runtime: dict[str, list[StoreLocation]] = {}
     for loc in svc.locations(runtimes=runtimes):
         by_runtime.setdefault(loc.runtime, []).append(loc)
     lines = ["No sessions found. Segue looked in:"]

@@ -1,10 +1,11 @@
 """The one API both surfaces call. The CLI and the language server only translate arguments and output.
 
 Methods return typed results (`segue.results`, `brief.Facts`, `resume.Plan`, `search.engine.SearchResults`),
-each with `to_json()`, the one JSON shape of `--json` and the language server. Limits and defaults are
-`segue.limits`'. Errors are `segue.errors.SegueError`s with a `reason` and `data` (`SessionNotFound`,
-`AmbiguousSession`, `TokenError`, `PlanRefused`, `InvalidArgument`, …); each surface maps them to its own form
-(exit code + message, JSON-RPC error code).
+each with `to_json()`, the one JSON shape of `--json` and the language server. Counts are checked here
+against `segue.limits` (the one place their defaults and bounds are written). Errors are
+`segue.errors.SegueError`s with a `reason` and `data` (`SessionNotFound`, `AmbiguousSession`, `TokenError`,
+`PlanRefused`, `InvalidArgument`, …); each surface maps them to its own form (exit code + message, JSON-RPC
+error code).
 """
 
 from __future__ import annotations
