@@ -91,7 +91,7 @@ def test_stdout_is_only_frames_and_every_envelope_is_answered(tmp_path: Path) ->
 
 
 def test_exit_without_shutdown_is_code_1_and_eof_ends_the_server(tmp_path: Path) -> None:
-    console_script = [sys.executable, "-c", "from segue.cli import main; raise SystemExit(main())", "serve"]
+    console_script = [sys.executable, "-c", "from segue.entry import main; raise SystemExit(main())", "serve"]
     peer = RawPeer(STORES.env, console_script)
     try:
         initialize(peer, tmp_path / "home")

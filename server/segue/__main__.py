@@ -1,3 +1,3 @@
-from segue.cli import main
+from segue.entry import main
 
 raise SystemExit(main())

@@ -1,6 +1,9 @@
 """`segue`: the terminal surface. Thin over `segue.service`; heavy modules load only when a command needs them.
 
-Exit codes: 0 done, 1 refused or failed (a clear message on stderr), 2 usage error.
+Exit codes: 0 done, 1 refused or failed (a clear message on stderr), 2 usage error. A count outside what the
+service accepts (`segue.limits`: `--tail`, search's `--limit`) is a usage error, as it is for the language
+server; nothing is clamped. `serve` is the entry point's (`segue.entry`): this module never imports the
+language server.
 """
 
 from __future__ import annotations
@@ -11,18 +14,30 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from segue import __version__
+from segue.errors import INVALID_PARAMS, InvalidArgument, SegueError, classify
+from segue.limits import CLAIM_TAIL, PAGE_LIMIT, SEARCH_LIMIT, Bound
 from segue.stores import REGISTRY, RUNTIMES
 
+if TYPE_CHECKING:
+    from segue.results import StoreLocation
+    from segue.resume import Plan
+    from segue.service import Service
 
-class Refused(Exception):
+# `segue serve`, handed in by the entry point: (state directory or None) -> exit code
+Serve = Callable[[str | None], int]
+
+
+class Refused(SegueError):
     """Exit 1 with this message."""
 
+    reason = "refused"
 
-class Usage(Exception):
+
+class Usage(InvalidArgument):
     """Exit 2 with this message (a combination of options argparse cannot express)."""
 
 
@@ -74,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("token", nargs="?")
     c.add_argument("--as", dest="surface", default="terminal", help="this surface: terminal or editor")
     c.add_argument("--json", action="store_true")
-    c.add_argument("--tail", type=int, default=20, metavar="N", help="steps of recent activity (default 20)")
+    c.add_argument("--tail", type=_within(CLAIM_TAIL), default=CLAIM_TAIL.default, metavar="N",
+                   help=f"steps of recent activity, {CLAIM_TAIL.describe()} (default {CLAIM_TAIL.default})")
     st = hs.add_parser("status", help="list live tokens (never prints a token)")
     st.add_argument("--json", action="store_true")
 
@@ -85,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--since", metavar="DATE", help="only sessions active since DATE (2026-11-30) or an age (7d)")
     se.add_argument("--in", dest="where", action="append", metavar="WHERE",
                     help="only in requests, messages, commands or files (repeatable)")
-    se.add_argument("--limit", type=_positive, default=20, metavar="N", help="at most N sessions (default 20)")
+    se.add_argument("--limit", type=_within(SEARCH_LIMIT), default=SEARCH_LIMIT.default, metavar="N",
+                    help=f"at most N sessions, {SEARCH_LIMIT.describe()} (default {SEARCH_LIMIT.default})")
     se.add_argument("--json", action="store_true", help='print {"results": [...], "total": N}')
     se.add_argument("--forget", action="store_true", help="delete the search index (it holds session text)")
 
@@ -100,59 +117,63 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _positive(v: str) -> int:
+def _number(v: str) -> int:
     try:
-        n = int(v)
+        return int(v)
     except ValueError:
         raise argparse.ArgumentTypeError("must be a number") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError("must be a positive number")
-    return n
+
+
+def _within(bound: Bound) -> Callable[[str], int]:
+    """An option type for a service count: out of range is argparse's usage error (exit 2)."""
+
+    def parse(v: str) -> int:
+        n = _number(v)
+        if not bound.allows(n):
+            raise argparse.ArgumentTypeError(f"must be {bound.describe()}")
+        return n
+
+    return parse
 
 
 def _count(v: str) -> int:
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError("must be a number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be 0 (all) or a positive number")
+    """`list --limit`: 0 is all, else a page of the service's bound."""
+    n = _number(v)
+    if n != 0 and not PAGE_LIMIT.allows(n):
+        raise argparse.ArgumentTypeError(f"must be 0 (all) or {PAGE_LIMIT.describe()}")
     return n
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
+    """The CLI; `serve` runs the language server (the entry point passes it, so this module never imports
+    the language-server package)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
     if args.command == "serve":
-        from segue.lsp.server import serve
-
-        return serve(home=args.home)
+        if serve is None:
+            print("segue: `serve` runs through the segue command (`segue serve` or `python -m segue serve`)",
+                  file=sys.stderr)
+            return 2
+        return serve(args.home)
     try:
         return _dispatch(args, parser)
-    except Refused as e:
-        print(f"segue: {e}", file=sys.stderr)
-        return 1
-    except Usage as e:
-        print(f"segue: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except Exception as e:  # domain errors carry a message meant for people
-        from segue.errors import describe
-
-        msg = describe(e)
-        if msg is None:
+        c = classify(e)
+        if c is None:
             raise
+        reason, msg, _ = c
         print(f"segue: {msg}", file=sys.stderr)
-        return 1
+        return 2 if reason == INVALID_PARAMS else 1
 
 
-def _service(args: argparse.Namespace) -> Any:
+def _service(args: argparse.Namespace) -> Service:
     from segue.paths import StateDir
     from segue.service import Service
 
@@ -212,36 +233,38 @@ def _dump(obj: Any) -> None:
 # -- list -----------------------------------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from segue.table import render_table
+
     svc = _service(args)
-    progress = ScanProgress() if sys.stderr.isatty() else None
-    svc.progress = progress
-    try:
-        listing = svc.scan(args.runtime)
-    finally:
-        if progress:
-            progress.done()
     limit = args.limit
     if limit is None and not args.json and sys.stdout.isatty():
         limit = max(5, shutil.get_terminal_size().lines - 4)  # a screenful: header, the note, the prompt
-    groups = listing.groups(runtimes=args.runtime, directory=args.dir, include_subagents=args.all)
-    shown = groups[:limit] if limit else groups
-    sessions = [s for g in shown for s in g]
+    progress = ScanProgress() if sys.stderr.isatty() else None
+    try:
+        page = svc.page(args.runtime, directory=args.dir, include_subagents=args.all, limit=limit or None,
+                        progress=progress)
+    finally:
+        if progress:
+            progress.done()
     if args.json:
-        _dump_list([s.to_json() for s in sessions])
-    elif sessions:
-        print(render_table(sessions, time.time()))
-        if len(shown) < len(groups):
-            more = len(groups) - len(shown)
+        _dump_list(page.sessions_json())
+    elif page.sessions:
+        print(render_table(page.sessions, time.time()))
+        if page.next_offset is not None:
+            more = page.total - page.next_offset
             print(f"… {more} more session{'s' if more != 1 else ''} (--limit N for more, --limit 0 for all)",
                   file=sys.stderr)
+    elif page.listed:
+        print("No sessions match these filters.", file=sys.stderr)
     else:
-        print(nothing_found(listing, args), file=sys.stderr)
-    if listing.skipped:
-        print(f"segue: skipped {len(listing.skipped)} unreadable item(s):", file=sys.stderr)
-        for k in listing.skipped[:20]:
-            print(f"  {k.runtime}: {k.path or '(store)'}: {k.reason}", file=sys.stderr)
-        if len(listing.skipped) > 20:
-            print(f"  … and {len(listing.skipped) - 20} more", file=sys.stderr)
+        print(nothing_found(svc, args.runtime), file=sys.stderr)
+    reasons = page.skipped_reasons
+    if reasons:
+        print(f"segue: skipped {len(reasons)} unreadable item(s):", file=sys.stderr)
+        for line in reasons[:20]:
+            print(f"  {line}", file=sys.stderr)
+        if len(reasons) > 20:
+            print(f"  … and {len(reasons) - 20} more", file=sys.stderr)
     return 0
 
 
@@ -273,13 +296,13 @@ class ScanProgress:
             sys.stderr.flush()
 
 
-def nothing_found(listing: Any, args: argparse.Namespace) -> str:
-    if listing.sessions:
-        return "No sessions match these filters."
+def nothing_found(svc: Service, runtimes: Sequence[str] | None) -> str:
+    """Where Segue looked, when the stores hold no session at all."""
+    by_runtime: dict[str, list[StoreLocation]] = {}
+    for loc in svc.locations(runtimes=runtimes):
+        by_runtime.setdefault(loc.runtime, []).append(loc)
     lines = ["No sessions found. Segue looked in:"]
-    for runtime, locs in listing.locations.items():
-        if not locs:
-            continue
+    for runtime, locs in by_runtime.items():
         # the places that exist first, then the runtime's main location; the rest only counted
         first = next((loc for loc in locs if loc.exists), locs[0])
         state = "found, no sessions" if first.exists else "not found"
@@ -290,50 +313,15 @@ def nothing_found(listing: Any, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def age(ts: float | None, now: float) -> str:
-    if not ts:
-        return "?"
-    d = max(0.0, now - ts)
-    for unit, secs in (("d", 86400), ("h", 3600), ("m", 60)):
-        if d >= secs:
-            return f"{int(d // secs)}{unit}"
-    return f"{int(d)}s"
-
-
-def _one_line(text: str | None, width: int) -> str:
-    from segue.quote import clean, mark_invisible
-
-    t = " ".join(mark_invisible(clean(text or "")).split())
-    return t if len(t) <= width else t[: width - 1] + "…"
-
-
-def render_table(sessions: list[Any], now: float) -> str:
-    home = os.path.expanduser("~")
-    rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY", "BRANCH")]
-    for s in sessions:
-        indent = "  ↳ " if s.parent_id else ""
-        marks = ("● " if s.live else "") + ("⇄ " if s.handed_off else "")
-        extra = f" (+{s.subagent_count} subagents)" if s.subagent_count and not s.parent_id else ""
-        title = indent + marks + _one_line(s.title or s.first_request or "(untitled)", 60 - len(indent)) + extra
-        cwd = s.cwd or "?"
-        if cwd.startswith(home + os.sep):
-            cwd = "~" + cwd[len(home):]
-        rows.append((s.runtime, age(s.updated_at or s.started_at, now), title, _one_line(cwd, 48),
-                     _one_line(s.branch or "-", 24)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows)
-
-
 # -- brief ----------------------------------------------------------------------------------------------------
 
 def cmd_brief(args: argparse.Namespace) -> int:
     svc = _service(args)
     if args.json:
-        out = svc.brief(args.ref)
-        _dump(out["facts"].to_json())
+        _dump(svc.brief(args.ref).facts.to_json())
         return 0
     if args.stdout:
-        sys.stdout.write(svc.brief(args.ref)["markdown"])
+        sys.stdout.write(svc.brief(args.ref).markdown)
         return 0
     session, _ = svc.find(args.ref)
     path, facts = svc.write_brief(session)
@@ -356,8 +344,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     svc = _service(args)
     if args.print_command:
         shell = args.shell or ("powershell" if os.name == "nt" else "posix")
-        out = svc.resume_command(args.ref, runtime=args.target, new=args.new, cwd=args.cwd, shell=shell)
-        print(out["command"])
+        print(svc.resume_command(args.ref, runtime=args.target, new=args.new, cwd=args.cwd, shell=shell).command)
         return 0
     plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd)
     if args.dry_run:
@@ -379,18 +366,19 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
-def describe_plan(plan: Any) -> str:
+def describe_plan(plan: Plan) -> str:
     import shlex
 
     from segue.resume import REASON_TEXTS
     from segue.stores import display_name
+    from segue.table import one_line
 
     why = REASON_TEXTS.get(plan.reason, plan.reason)
     if plan.reason == "other_runtime":
         why += f" ({display_name(plan.runtime)})"
     lines = [f"Plan: {'reopen natively' if plan.mode == 'native' else 'new session from a brief'} "
              f"({plan.reason}: {why})",
-             f"  session:   {plan.session.ref}  {_one_line(plan.session.title, 60)}",
+             f"  session:   {plan.session.ref}  {one_line(plan.session.title, 60)}",
              f"  command:   {' '.join(shlex.quote(a) for a in plan.argv)}",
              f"  directory: {plan.cwd}"]
     if plan.brief_path:
@@ -407,9 +395,7 @@ def cmd_emit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ref = args.session_ref or args.ref
     if not ref or (args.session_ref and args.ref and args.session_ref != args.ref):
         parser.error("handoff emit needs one session: REF or --session REF")
-    svc = _service(args)
-    out = svc.emit(ref, args.surface)
-    print(out["token"])
+    print(_service(args).emit(ref, args.surface).token)
     return 0
 
 
@@ -427,53 +413,55 @@ def _read_token(given: str | None) -> str:
 
 
 def cmd_claim(args: argparse.Namespace) -> int:
-    svc = _service(args)
-    out = svc.claim(_read_token(args.token), args.surface, tail=max(0, args.tail))
+    from segue.results import PlanRefusal
+    from segue.table import one_line
+
+    out = _service(args).claim(_read_token(args.token), args.surface, tail=args.tail)
     if args.json:
-        _dump(out)
+        _dump(out.to_json())
         return 0
-    s = out["session"]
-    print(f"Claimed {s['runtime']}:{s['id']}  {_one_line(s['title'], 70)}")
-    print(f"  from the {out['source_surface']} surface, as {out['claimed_as']}")
-    print(f"  directory: {s['cwd']}")
-    print(f"  active task: {_one_line(out['active_task'], 200)}")
-    print(f"  brief: {out['brief_path']}")
-    if out["tail"]:
+    s = out.session
+    print(f"Claimed {s.runtime}:{s.id}  {one_line(s.title, 70)}")
+    print(f"  from the {out.source_surface} surface, as {out.claimed_as}")
+    print(f"  directory: {s.cwd}")
+    print(f"  active task: {one_line(out.active_task, 200)}")
+    print(f"  brief: {out.brief_path}")
+    if out.tail:
         print("Recent activity:")
-        for st in out["tail"]:
-            print(f"  [{st['kind']}] {_one_line(st['text'], 150)}")
-    plan = out["plan"]
-    if "argv" in plan:
-        print(f"Resume with: segue resume {s['runtime']}:{s['id']}")
+        for st in out.tail:
+            print(f"  [{st.kind}] {one_line(st.text, 150)}")
+    if isinstance(out.plan, PlanRefusal):
+        print(f"Resume is not possible here yet: {out.plan.message}")
     else:
-        print(f"Resume is not possible here yet: {plan.get('message')}")
+        print(f"Resume with: segue resume {s.runtime}:{s.id}")
     return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     rows = _service(args).token_status()
     if args.json:
-        _dump(rows)
+        _dump([r.to_json() for r in rows])
         return 0
     if not rows:
         print("No live handoff tokens.")
         return 0
     for r in rows:
-        s = r["session"]
-        state = f"claimed as {r['claimed_as']}" if r["claimed"] else "not claimed"
-        print(f"{s['runtime']}:{s['id']}  from {r['surface']}  issued {r['issued_at']}  "
-              f"{int(r['seconds_left'])}s left  {state}")
+        state = f"claimed as {r.claimed_as}" if r.claimed else "not claimed"
+        print(f"{r.session.runtime}:{r.session.id}  from {r.surface}  issued {r.issued_at}  "
+              f"{int(r.seconds_left)}s left  {state}")
     return 0
 
 
 # -- trace ----------------------------------------------------------------------------------------------------
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    chain = _service(args).trace(args.ref)
+    from segue.table import one_line
+
+    trace = _service(args).trace(args.ref)
     if args.json:
-        _dump(chain)
+        _dump(trace.to_json())
         return 0
-    for i, c in enumerate(chain):
+    for i, c in enumerate(trace.links):
         arrow = "   " if i == 0 else "-> "
-        print(f"{arrow}{c['runtime']}:{c['id']}  {c['started_at'] or '?'}  {_one_line(c['title'], 70)}")
+        print(f"{arrow}{c.runtime}:{c.id}  {c.started_at or '?'}  {one_line(c.title, 70)}")
     return 0

@@ -12,12 +12,17 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue.quote import clean, mark_invisible
+from segue.table import age, home_relative
+from segue.table import one_line as _one_line
+
+if TYPE_CHECKING:
+    from segue.service import Service
 
 
-def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Any]) -> int:
+def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Service]) -> int:
     from segue.search import QueryError, SearchUnavailable
     from segue.search.engine import MARK_END, MARK_START
     from segue.search.query import parse_since
@@ -95,11 +100,6 @@ class _Progress:
             sys.stderr.flush()
 
 
-def _one_line(text: str | None, width: int) -> str:
-    t = " ".join(mark_invisible(clean(text or "")).split())
-    return t if len(t) <= width else t[: width - 1] + "…"
-
-
 def _snippet_line(snippet: str, start: str, end: str, marks: tuple[str, str], width: int) -> str:
     """The snippet with only our own marks turned into escapes: every piece between them is cleaned again."""
     out = ""
@@ -116,9 +116,6 @@ def _snippet_line(snippet: str, start: str, end: str, marks: tuple[str, str], wi
 
 
 def render_results(results: list[Any], now: float, start: str, end: str, marks: tuple[str, str]) -> str:
-    from segue.cli import age
-
-    home = os.path.expanduser("~")
     rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY")]
     snippets = []
     for r in results:
@@ -126,10 +123,7 @@ def render_results(results: list[Any], now: float, start: str, end: str, marks: 
         if r.parent_id:
             parent = _one_line(r.parent_id, 16)
             title = "↳ " + _one_line(r.label or r.title or "(untitled)", 40) + f" (subagent of {parent})"
-        cwd = r.cwd or "?"
-        if cwd.startswith(home + os.sep):
-            cwd = "~" + cwd[len(home):]
-        rows.append((r.runtime, age(r.updated_at, now), title, _one_line(cwd, 48)))
+        rows.append((r.runtime, age(r.updated_at, now), title, _one_line(home_relative(r.cwd), 48)))
         snippets.append(f"{r.where} {r.step}: " + _snippet_line(r.snippet, start, end, marks, 160))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = ["  ".join(rows[0][i].ljust(widths[i]) for i in range(3)) + "  " + rows[0][3]]

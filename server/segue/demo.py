@@ -36,8 +36,8 @@ def sample_env(root: Path) -> Env:
 
 
 def run_demo() -> int:
-    from segue.cli import render_table
     from segue.service import Service
+    from segue.table import render_table
 
     if not DATA.is_dir():
         print("segue: this installation has no bundled sample store", file=sys.stderr)
@@ -45,8 +45,7 @@ def run_demo() -> int:
     with tempfile.TemporaryDirectory(prefix="segue-demo-") as tmp:
         root = Path(tmp)
         svc = Service(StateDir(root / "state"), env=sample_env(root))
-        listing = svc.scan()
-        sessions = listing.ordered()
+        sessions = svc.page().sessions
         print("SAMPLE: sessions written by the real Claude Code, Codex CLI, OpenCode and Cline (offline, against a "
               "scripted model), copied to a temporary HOME. Your own sessions: `segue list`.\n")
         print(render_table(sessions, time.time()))
@@ -54,7 +53,7 @@ def run_demo() -> int:
             return 1
         # brief a session that did something (not one that merely continues another)
         first = next((s for s in sessions if s.continues is None), sessions[0])
-        out = svc.brief(first.ref)
+        brief = svc.brief(first.ref)
         print(f"\nSAMPLE brief of {first.ref} (what `segue brief {first.ref}` writes):\n")
-        print(out["markdown"])
+        print(brief.markdown)
     return 0

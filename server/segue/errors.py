@@ -1,28 +1,41 @@
-"""Domain errors in one place: each has a reason code shared by the CLI (message, exit 1) and the language
-server (its own JSON-RPC error code with `data.reason`)."""
+"""Domain errors: one base class carrying a reason code and details, shared by the CLI (message on stderr,
+exit 1, or exit 2 for `invalid_params`) and the language server (its own JSON-RPC error code, `data.reason`
+and the details in `data`).
+
+The subclasses live next to what raises them (`listing.SessionNotFound`, `tokens.TokenError`,
+`resume.PlanRefused`, `paths.UnsafeDirectory`, `search.QueryError`, …). This module imports nothing of
+Segue's, so any module may import it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+INVALID_PARAMS = "invalid_params"  # the reason of a usage error: CLI exit 2, JSON-RPC -32602
+
+
+class SegueError(Exception):
+    """A failure meant for people: `reason` is a stable code (the wire's `data.reason`), `data` its details."""
+
+    reason: str = "internal"
+
+    def __init__(self, message: str, *, reason: str | None = None, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.reason = reason
+        self.data: dict[str, Any] = dict(data or {})
+
+
+class InvalidArgument(SegueError):
+    """An argument outside what the service accepts (a usage error on either surface)."""
+
+    reason = INVALID_PARAMS
+
 
 def classify(e: BaseException) -> tuple[str, str, dict[str, Any]] | None:
     """(reason, message, data) for a domain error, None for anything else (a bug)."""
-    from segue.listing import AmbiguousSession, SessionNotFound
-    from segue.paths import UnsafeDirectory
-    from segue.resume import PlanRefused
-    from segue.tokens import TokenError
-
-    if isinstance(e, AmbiguousSession):
-        return "ambiguous_session", str(e), {"candidates": [s.ref for s in e.candidates[:20]]}
-    if isinstance(e, SessionNotFound):
-        return "unknown_session", str(e), {"ref": e.ref}
-    if isinstance(e, TokenError):
-        return e.reason, str(e), {}
-    if isinstance(e, PlanRefused):
+    if isinstance(e, SegueError):
         return e.reason, str(e), dict(e.data)
-    if isinstance(e, UnsafeDirectory):
-        return "unsafe_directory", str(e), {}
     if isinstance(e, PermissionError):
         return "permission_denied", f"permission denied: {e}", {}
     return None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from segue import index
+from segue.errors import SegueError
 from segue.model import Session
 from segue.paths import StateDir
 from segue.stores import RUNTIMES, descriptor
@@ -326,18 +327,23 @@ def _count_subagents(sessions: list[Session]) -> None:
 # References: `runtime:id`, `runtime:prefix`, or an unambiguous id prefix.
 
 
-class SessionNotFound(Exception):
+class SessionNotFound(SegueError):
+    reason = "unknown_session"
+
     def __init__(self, ref: str) -> None:
-        super().__init__(f"no session matches {ref!r}; run `segue list` to see session ids")
+        super().__init__(f"no session matches {ref!r}; run `segue list` to see session ids", data={"ref": ref})
         self.ref = ref
 
 
-class AmbiguousSession(Exception):
+class AmbiguousSession(SegueError):
+    reason = "ambiguous_session"
+
     def __init__(self, ref: str, candidates: list[Session]) -> None:
         names = ", ".join(s.ref for s in candidates[:8])
         more = f" and {len(candidates) - 8} more" if len(candidates) > 8 else ""
         super().__init__(f"{ref!r} matches {len(candidates)} sessions ({names}{more}); give more of the id "
-                         "or prefix it with the runtime, e.g. codex:<id>")
+                         "or prefix it with the runtime, e.g. codex:<id>",
+                         data={"candidates": [s.ref for s in candidates[:20]]})
         self.ref = ref
         self.candidates = candidates
 

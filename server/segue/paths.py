@@ -13,9 +13,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from segue.errors import SegueError
 
-class UnsafeDirectory(Exception):
+
+class UnsafeDirectory(SegueError):
     """A state directory is a symlink, not ours, or writable by others."""
+
+    reason = "unsafe_directory"
 
 
 def default_home(environ: dict[str, str] | None = None) -> Path:

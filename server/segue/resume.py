@@ -14,6 +14,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
+from segue.errors import SegueError
 from segue.lineage import marker
 from segue.model import Session
 from segue.stores import UnknownRuntime, descriptor
@@ -37,13 +38,11 @@ BYPASS_FLAGS = frozenset({
 })
 
 
-class PlanRefused(Exception):
+class PlanRefused(SegueError):
     """A plan that cannot be carried out; `reason` is missing_directory, missing_cli or bad_target."""
 
     def __init__(self, reason: str, message: str, **data: Any) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.data = data
+        super().__init__(message, reason=reason, data=data)
 
 
 @dataclass

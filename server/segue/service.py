@@ -1,7 +1,11 @@
 """The one API both surfaces call. The CLI and the language server only translate arguments and output.
 
-Errors are domain exceptions with a `reason` (`SessionNotFound`, `AmbiguousSession`, `TokenError`,
-`PlanRefused`); each surface maps them to its own form (exit code + message, JSON-RPC error code).
+Methods return typed results (`segue.results`, `brief.Facts`, `resume.Plan`, `search.engine.SearchResults`),
+each with `to_json()`, the one JSON shape of `--json` and the language server. Counts are checked here
+against `segue.limits` (the one place their defaults and bounds are written). Errors are
+`segue.errors.SegueError`s with a `reason` and `data` (`SessionNotFound`, `AmbiguousSession`, `TokenError`,
+`PlanRefused`, `InvalidArgument`, …); each surface maps them to its own form (exit code + message, JSON-RPC
+error code).
 """
 
 from __future__ import annotations
@@ -12,15 +16,39 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue import lineage
+from segue.limits import CLAIM_TAIL, PAGE_LIMIT, PAGE_OFFSET, SEARCH_LIMIT
 from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reader_for, resolve, scan
 from segue.listing import Listing as _Listing
 from segue.model import ReadStats, Session, iso
 from segue.paths import StateDir
+from segue.results import (
+    Brief,
+    Claim,
+    ClaimedSession,
+    Emitted,
+    Json,
+    ListingPage,
+    PlanRefusal,
+    ResumeCommand,
+    Revoked,
+    SessionRef,
+    StoreLocation,
+    TailStep,
+    TokenStatus,
+    Trace,
+    TraceLink,
+)
 from segue.stores import RUNTIMES, descriptor
 from segue.stores.base import Env
+
+if TYPE_CHECKING:
+    from segue.brief import Facts
+    from segue.redact import Redactor
+    from segue.resume import Plan
+    from segue.search.engine import SearchResults
 
 __all__ = ["AmbiguousSession", "Service", "SessionNotFound"]
 
@@ -36,7 +64,7 @@ class Service:
         self.environ = environ  # for redaction's exact values; None = this process's environment
         self._cache: ListingCache | None = None  # kept warm in a long-lived process (the language server)
         self._lock = threading.Lock()
-        self._redactor: Any = None
+        self._redactor: Redactor | None = None
         # A long-lived server with a store watcher reuses its last full listing this long (seconds); the
         # watcher rescans on any change it sees. 0 = always rescan (the CLI runs once anyway).
         self.reuse_within = 0.0
@@ -50,10 +78,10 @@ class Service:
 
     # -- listing --------------------------------------------------------------------------------------------
     def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
-             fresh: bool = False) -> _Listing:
+             fresh: bool = False, progress: Progress | None = None) -> _Listing:
         """Every session of the chosen runtimes, decorated for this moment (handoffs, lineage, kept facts).
         Sessions are per-call copies: the cached objects are never decorated in place."""
-        raw = self._raw(runtimes, cancelled, fresh)
+        raw = self._raw(runtimes, cancelled, fresh, progress)
         listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
                            locations=raw.locations)
         self._decorate(listing, runtimes)
@@ -92,40 +120,47 @@ class Service:
             self._view(None)
         return raw
 
-    # -- pages (the language server: a page costs the page, not the listing) --------------------------------
-    def list_page(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
-                  include_subagents: bool = False, limit: int | None = None, offset: int = 0,
-                  cancelled: Callable[[], bool] | None = None, progress: Progress | None = None
-                  ) -> dict[str, Any]:
-        """`list_sessions` from a memoised, decorated, ordered view: the listing is decorated and ordered
-        once per change (of the stores, handoffs, kept facts), and a request only slices and serialises
-        its page. `limit` and `offset` count top-level sessions (each with its subagents when asked for)."""
+    # -- pages: both surfaces list through `page` (a page costs the page, not the listing) ------------------
+    def page(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
+             include_subagents: bool = False, limit: int | None = None, offset: int = PAGE_OFFSET.default,
+             cancelled: Callable[[], bool] | None = None, progress: Progress | None = None) -> ListingPage:
+        """A page of the listing, newest first, from a memoised, decorated, ordered view: the listing is
+        decorated and ordered once per change (of the stores, handoffs, kept facts), and a request only
+        slices its page. `limit` (None = all) and `offset` count top-level sessions (each with its subagents
+        when asked for)."""
+        if limit is not None:
+            PAGE_LIMIT.check(limit)
+        PAGE_OFFSET.check(offset)
         end = None if limit is None else offset + limit
         last = self._last
+        encode: Callable[[Session], Json] = Session.to_json
         if runtimes and (last is None or time.monotonic() - last[0] >= self.reuse_within):
-            # no current listing of everything: read only the runtimes asked for, as `list_sessions` does
-            listing = self.scan(runtimes, cancelled)
+            # no current listing of everything: read only the runtimes asked for
+            listing = self.scan(runtimes, cancelled, progress=progress)
             ordered = listing.groups(runtimes=runtimes, directory=directory, include_subagents=include_subagents)
-            out = [s.to_json() for g in ordered[offset:end] for s in g]
             skipped = listing.skipped
+            listed = len(listing.sessions)
         else:
             view = self._view(cancelled, progress)
-            key = (tuple(sorted(runtimes)) if runtimes else None, directory, include_subagents)
+            wanted = tuple(sorted(runtimes)) if runtimes else None
+            key = (wanted, directory, include_subagents)
             ordered = view.orders.get(key)
             if ordered is None:
                 ordered = view.orders[key] = view.listing.groups(runtimes=runtimes, directory=directory,
                                                                  include_subagents=include_subagents)
-            out = []
-            for g in ordered[offset:end]:
-                for s in g:
-                    j = view.json.get(id(s))
-                    if j is None:
-                        j = view.json[id(s)] = s.to_json()
-                    out.append(j)
             skipped = [k for k in view.listing.skipped if not runtimes or k.runtime in runtimes]
+            listed = view.listed(wanted)
+            encode = view.encode
         more = end is not None and end < len(ordered)
-        return {"sessions": out, "skipped": len(skipped), "skipped_reasons": _reasons(skipped),
-                "total": len(ordered), "next_offset": end if more else None}
+        return ListingPage(sessions=[s for g in ordered[offset:end] for s in g], skipped=skipped,
+                           total=len(ordered), next_offset=end if more else None, listed=listed,
+                           session_json=encode)
+
+    def list_page(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
+                  include_subagents: bool = False, limit: int | None = None, offset: int = 0,
+                  cancelled: Callable[[], bool] | None = None, progress: Progress | None = None) -> Json:
+        """`page` as JSON (segue/listSessions' reply)."""
+        return self.page(runtimes, directory, include_subagents, limit, offset, cancelled, progress).to_json()
 
     def _view(self, cancelled: Callable[[], bool] | None, progress: Progress | None = None) -> _View:
         raw = self._raw(None, cancelled, False, progress)
@@ -190,12 +225,10 @@ class Service:
 
     def list_sessions(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
                       include_subagents: bool = False, limit: int | None = None,
-                      cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
-        listing = self.scan(runtimes, cancelled)
-        sessions = listing.ordered(runtimes=runtimes, directory=directory,
-                                   include_subagents=include_subagents, limit=limit)
-        return {"sessions": [s.to_json() for s in sessions], "skipped": len(listing.skipped),
-                "skipped_reasons": _reasons(listing.skipped)}
+                      cancelled: Callable[[], bool] | None = None) -> Json:
+        """The first `limit` top-level sessions (None = all) as JSON, without the paging keys."""
+        out = self.list_page(runtimes, directory, include_subagents, limit, 0, cancelled)
+        return {k: out[k] for k in ("sessions", "skipped", "skipped_reasons")}
 
     def find(self, ref: str, cancelled: Callable[[], bool] | None = None, everything: bool = False
              ) -> tuple[Session, _Listing]:
@@ -216,13 +249,16 @@ class Service:
             return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel)
 
     def search(self, query: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
-               since: float | None = None, where: Sequence[str] | None = None, limit: int | None = 20,
-               progress: Callable[[int, int], None] | None = None, cancelled: Callable[[], bool] | None = None,
-               notice: Callable[[str], None] | None = None) -> Any:
+               since: float | None = None, where: Sequence[str] | None = None,
+               limit: int | None = SEARCH_LIMIT.default, progress: Callable[[int, int], None] | None = None,
+               cancelled: Callable[[], bool] | None = None, notice: Callable[[str], None] | None = None
+               ) -> SearchResults:
         """Sessions whose requests, messages, commands or changed files match (`segue.search.engine`).
-        Returns `SearchResults`; raises `QueryError` (usage) or `SearchUnavailable` (no FTS5)."""
+        Raises `QueryError` (usage) or `SearchUnavailable` (no FTS5)."""
         from segue.search import engine
 
+        if limit is not None:
+            SEARCH_LIMIT.check(limit)
         return engine.search(self, query, runtimes=runtimes, directory=directory, since=since, where=where,
                              limit=limit, progress=progress, cancelled=cancelled, notice=notice)
 
@@ -233,14 +269,14 @@ class Service:
         return engine.forget(self)
 
     # -- briefs ---------------------------------------------------------------------------------------------
-    def redactor(self) -> Any:
+    def redactor(self) -> Redactor:
         if self._redactor is None:
             from segue.redact import Redactor
 
             self._redactor = Redactor(environ=self.environ)
         return self._redactor
 
-    def facts(self, session: Session) -> Any:
+    def facts(self, session: Session) -> Facts:
         """Facts from the runtime's store; from the kept facts when the session has left it."""
         from segue.brief import build_facts, keep_facts, load_kept
 
@@ -259,14 +295,14 @@ class Service:
             raise SessionNotFound(session.ref)
         return kept
 
-    def brief(self, ref: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+    def brief(self, ref: str, cancelled: Callable[[], bool] | None = None) -> Brief:
         from segue.brief import render
 
         session, _ = self.find(ref, cancelled)
         facts = self.facts(session)
-        return {"session": session, "facts": facts, "markdown": render(facts, self.clock())}
+        return Brief(session=session, facts=facts, markdown=render(facts, self.clock()))
 
-    def write_brief(self, session: Session) -> tuple[str, Any]:
+    def write_brief(self, session: Session) -> tuple[str, Facts]:
         from segue.brief import render, write_brief
 
         facts = self.facts(session)
@@ -276,7 +312,7 @@ class Service:
     # -- resume ---------------------------------------------------------------------------------------------
     def plan_resume(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
                     write: bool = True, path: str | None = None, cancelled: Callable[[], bool] | None = None,
-                    require_cli: bool = True) -> Any:
+                    require_cli: bool = True) -> Plan:
         """The plan; for a new session the brief is written now (so the plan can name its path) unless
         `write` is False (then brief_path names where it would go). With `require_cli` False a runtime CLI
         missing here is no refusal (the command may run on another machine): argv[0] is then its bare name."""
@@ -310,15 +346,15 @@ class Service:
                            brief_path=brief_path, session=session, handed_off=handed)
 
     def resume_command(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
-                       shell: str = "posix", cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+                       shell: str = "posix", cancelled: Callable[[], bool] | None = None) -> ResumeCommand:
         """The plan as one line to paste into a terminal (`cd DIR && claude --resume ID`), for `shell`."""
         from segue import resume
 
         plan = self.plan_resume(ref, runtime=runtime, new=new, cwd=cwd, cancelled=cancelled, require_cli=False)
-        return {"command": resume.command_line(plan, shell), "shell": shell, "plan": plan.to_json()}
+        return ResumeCommand(command=resume.command_line(plan, shell), shell=shell, plan=plan)
 
     # -- handoff tokens -------------------------------------------------------------------------------------
-    def emit(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+    def emit(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> Emitted:
         from segue.tokens import Registry
 
         session, _ = self.find(ref, cancelled)
@@ -326,69 +362,67 @@ class Service:
         token, entry = Registry(self.state, clock=self.clock).emit(
             runtime=session.runtime, session_id=session.id, surface=surface, cwd=session.cwd,
             title=session.title, brief_path=brief_path)
-        return {"token": token, "expires_at": iso(entry["expires_at"]), "brief_path": brief_path,
-                "session": {"runtime": session.runtime, "id": session.id, "title": session.title}}
+        return Emitted(token=token, expires_at=iso(entry["expires_at"]), brief_path=brief_path,
+                       session=SessionRef.of(session))
 
-    def claim(self, token: str, as_surface: str, tail: int = 20) -> dict[str, Any]:
-        from segue.tokens import Registry
-
-        entry = Registry(self.state, clock=self.clock).claim(token, as_surface)
+    def claim(self, token: str, as_surface: str, tail: int = CLAIM_TAIL.default) -> Claim:
+        """Claim a token: the session with its latest `tail` steps, read fresh from the runtime's store."""
         from segue.brief import STEP_CAP
         from segue.quote import clean, mark_invisible
         from segue.resume import PlanRefused
-
-        ref = f"{entry['runtime']}:{entry['session_id']}"
-        session, _ = self.find(ref)
-        # the tail is read fresh from the runtime's store at claim time
-        facts = self.facts(session)
-        steps = facts.steps[-tail:] if tail > 0 else []
-        plan: Any
-        try:
-            plan = self.plan_resume(ref).to_json()
-        except PlanRefused as e:
-            plan = {"refused": e.reason, "message": str(e), **e.data}
-        red = self.redactor()
-        active = facts.latest_request or facts.first_request
-        shown = facts.session  # the redacted header of the brief
-        return {
-            "session": {"runtime": session.runtime, "id": session.id, "title": shown.title, "cwd": session.cwd},
-            "source_surface": entry.get("surface"),
-            "claimed_as": as_surface,
-            "active_task": active,
-            "tail": [{"kind": s["kind"], "text": mark_invisible(red.excerpt(clean(s["text"]), STEP_CAP)[0])}
-                     for s in steps],
-            "brief_path": entry.get("brief_path"),
-            "plan": plan,
-        }
-
-    def token_status(self) -> list[dict[str, Any]]:
         from segue.tokens import Registry
 
-        rows = Registry(self.state, clock=self.clock).status()
-        for r in rows:
-            r["issued_at"] = iso(r["issued_at"])
-            r["expires_at"] = iso(r["expires_at"])
-        return rows
+        CLAIM_TAIL.check(tail)  # before the claim: a bad argument must not use the token up
+        entry = Registry(self.state, clock=self.clock).claim(token, as_surface)
+        ref = f"{entry['runtime']}:{entry['session_id']}"
+        session, _ = self.find(ref)
+        facts = self.facts(session)
+        steps = facts.steps[-tail:] if tail > 0 else []
+        plan: Plan | PlanRefusal
+        try:
+            plan = self.plan_resume(ref)
+        except PlanRefused as e:
+            plan = PlanRefusal(e.reason, str(e), dict(e.data))
+        red = self.redactor()
+        shown = facts.session  # the redacted header of the brief
+        return Claim(
+            session=ClaimedSession(session.runtime, session.id, shown.title, session.cwd),
+            source_surface=entry.get("surface"),
+            claimed_as=as_surface,
+            active_task=facts.latest_request or facts.first_request,
+            tail=[TailStep(s["kind"], mark_invisible(red.excerpt(clean(s["text"]), STEP_CAP)[0])) for s in steps],
+            brief_path=entry.get("brief_path"),
+            plan=plan,
+        )
 
-    def revoke(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> dict[str, Any]:
+    def token_status(self) -> list[TokenStatus]:
+        from segue.tokens import Registry
+
+        return [TokenStatus(session=SessionRef(r["session"]["runtime"], r["session"]["id"], r["session"]["title"]),
+                            surface=r["surface"], issued_at=iso(r["issued_at"]), expires_at=iso(r["expires_at"]),
+                            seconds_left=r["seconds_left"], claimed=r["claimed"], claimed_as=r["claimed_as"])
+                for r in Registry(self.state, clock=self.clock).status()]
+
+    def revoke(self, ref: str, surface: str, cancelled: Callable[[], bool] | None = None) -> Revoked:
         """Revoke the live, unclaimed tokens a surface emitted for a session (the session is no longer
         handed off). Needs no token: the surface that emitted it asks."""
         from segue.tokens import Registry
 
         session, _ = self.find(ref, cancelled)
         n = Registry(self.state, clock=self.clock).revoke_session(session.runtime, session.id, surface)
-        return {"revoked": n, "session": {"runtime": session.runtime, "id": session.id, "title": session.title}}
+        return Revoked(revoked=n, session=SessionRef.of(session))
 
-    def locations(self, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+    def locations(self, cancelled: Callable[[], bool] | None = None, runtimes: Sequence[str] | None = None
+                  ) -> list[StoreLocation]:
         """Where each runtime's store was looked for (for an empty view: "Segue looked in …")."""
-        listing = self.scan(None, cancelled)
-        return [{"runtime": rt, "path": loc.path, "exists": loc.exists, "how_to_override": loc.how_to_override or None}
+        listing = self.scan(runtimes, cancelled)
+        return [StoreLocation(rt, loc.path, loc.exists, loc.how_to_override or None)
                 for rt, locs in listing.locations.items() for loc in locs]
 
     # -- lineage --------------------------------------------------------------------------------------------
-    def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> list[dict[str, Any]]:
+    def trace(self, ref: str, cancelled: Callable[[], bool] | None = None) -> Trace:
         session, listing = self.find(ref, cancelled, everything=True)
-        return lineage.chain(listing.sessions, session)
+        return Trace([TraceLink(**link) for link in lineage.chain(listing.sessions, session)])
 
 
 VIEW_MAX_AGE = 30.0  # seconds a decorated view is reused at most (OpenCode branches come from `.git/HEAD`)
@@ -402,7 +436,21 @@ class _View:
         self.listing = listing
         self.valid_until = valid_until
         self.orders: dict[tuple[Any, ...], list[list[Session]]] = {}
-        self.json: dict[int, dict[str, Any]] = {}
+        self.json: dict[int, Json] = {}
+        self._listed: dict[tuple[str, ...] | None, int] = {}
+
+    def encode(self, s: Session) -> Json:
+        j = self.json.get(id(s))
+        if j is None:
+            j = self.json[id(s)] = s.to_json()
+        return j
+
+    def listed(self, runtimes: tuple[str, ...] | None) -> int:
+        """Sessions of these runtimes (None: all) before any other filter."""
+        n = self._listed.get(runtimes)
+        if n is None:
+            n = self._listed[runtimes] = sum(1 for s in self.listing.sessions if not runtimes or s.runtime in runtimes)
+        return n
 
 
 def _same(a: _Listing, b: _Listing) -> bool:
@@ -411,10 +459,6 @@ def _same(a: _Listing, b: _Listing) -> bool:
     return (len(a.sessions) == len(b.sessions) and all(x is y for x, y in zip(a.sessions, b.sessions, strict=True))
             and [(k.runtime, k.path, k.reason) for k in a.skipped] == [(k.runtime, k.path, k.reason)
                                                                        for k in b.skipped])
-
-
-def _reasons(skipped: Sequence[Any]) -> list[str]:
-    return [f"{k.runtime}: {k.path}: {k.reason}" if k.path else f"{k.runtime}: {k.reason}" for k in skipped]
 
 
 def time_of(text: str | None) -> float | None:

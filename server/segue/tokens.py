@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from segue.errors import SegueError
 from segue.paths import StateDir
 
 TTL = 300.0  # seconds a token lives
@@ -31,7 +32,7 @@ SURFACES = ("terminal", "editor")
 SURFACE_SHAPE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
 
-class TokenError(Exception):
+class TokenError(SegueError):
     """A claim that cannot succeed; `reason` is one of malformed, unknown, expired, claimed, revoked."""
 
     messages: ClassVar[dict[str, str]] = {
@@ -46,8 +47,7 @@ class TokenError(Exception):
     }
 
     def __init__(self, reason: str) -> None:
-        super().__init__(self.messages[reason])
-        self.reason = reason
+        super().__init__(self.messages[reason], reason=reason)
 
 
 def new_token() -> str:

@@ -13,15 +13,15 @@ from segue.quote import fence
 
 
 def demo_markdown() -> str:
-    from segue.cli import render_table
     from segue.service import Service
+    from segue.table import render_table
 
     if not DATA.is_dir():
         return "# Segue sample\n\nThis installation has no bundled sample store.\n"
     with tempfile.TemporaryDirectory(prefix="segue-demo-") as tmp:
         root = Path(tmp)
         svc = Service(StateDir(root / "state"), env=sample_env(root))
-        sessions = svc.scan().ordered()
+        sessions = svc.page().sessions
         table = render_table(sessions, time.time()) if sessions else "(the sample lists no sessions)"
         out = ["# Segue sample (not your sessions)", "",
                "Sessions written by the real Claude Code, Codex CLI, OpenCode and Cline (offline, against a "
@@ -29,6 +29,6 @@ def demo_markdown() -> str:
                "a runtime has written some.", "", "## Sessions", "", fence(table)]
         first = next((s for s in sessions if s.continues is None), sessions[0] if sessions else None)
         if first is not None:
-            brief = svc.brief(first.ref)["markdown"]
+            brief = svc.brief(first.ref).markdown
             out += [f"## The brief of one sample session ({first.runtime})", "", brief]
     return "\n".join(out)

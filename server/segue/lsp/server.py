@@ -22,11 +22,12 @@ from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 
 from segue import __version__
-from segue.errors import classify
+from segue.errors import INVALID_PARAMS, classify
 from segue.lsp import protocol as P
 from segue.lsp.rpc import PARSE_ERROR, REQUESTS, ExpectedErrors, SegueProtocol
 from segue.lsp.watch import Watcher
 from segue.paths import StateDir
+from segue.results import Json
 from segue.service import Service
 from segue.stores import RUNTIMES
 
@@ -75,8 +76,8 @@ def _rpc_error(e: BaseException) -> JsonRpcException:
     c = classify(e)
     if c is not None:
         reason, message, data = c
-        return JsonRpcException(message=message, code=P.ERROR_CODES.get(reason, P.ERROR_CODES["internal"]),
-                                data={"reason": reason, **data})
+        code = P.INVALID_PARAMS if reason == INVALID_PARAMS else P.ERROR_CODES.get(reason, P.ERROR_CODES["internal"])
+        return JsonRpcException(message=message, code=code, data={"reason": reason, **data})
     log.error("request failed", exc_info=(type(e), e, e.__traceback__))
     return JsonRpcException(message=f"Segue could not complete the request ({type(e).__name__}); see the server log",
                             code=P.ERROR_CODES["internal"], data={"reason": "internal"})
@@ -154,7 +155,7 @@ class _Progress:
 
 @request(P.LIST_SESSIONS, P.ListSessionsParams)
 def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[[], bool],
-                  progress: _Progress | None) -> dict[str, Any]:
+                  progress: _Progress | None) -> Json:
     svc = ls.svc()
     report = None
     read: list[str] = []
@@ -168,100 +169,87 @@ def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[
                 progress.report(f"reading {runtime} sessions: {sessions} read, {done}/{total} sources",
                                 int(100 * share))
     # pages come from the service's decorated view, kept current by the store watcher
-    out = svc.list_page(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
-                        limit=p.limit, offset=p.offset, cancelled=cancelled, progress=report)
+    page = svc.page(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
+                    limit=p.limit, offset=p.offset, cancelled=cancelled, progress=report)
     if progress and not read:  # nothing had to be read: say what the index holds, runtime by runtime
-        counts = Counter(s["runtime"] for s in out["sessions"])
+        counts = Counter(s.runtime for s in page.sessions)
         for i, rt in enumerate(runtimes):
             progress.report(f"{rt}: {counts.get(rt, 0)} sessions listed", 100 * (i + 1) // len(runtimes))
-    return out
+    return page.to_json()
 
 
 @request(P.BRIEF, P.RefParams)
-def brief(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None
-          ) -> dict[str, Any]:
-    out = ls.svc().brief(p.ref, cancelled)
-    s = out["session"]
-    return {"uri": P.brief_uri(s.runtime, s.id), "markdown": out["markdown"], "facts": out["facts"].to_json()}
+def brief(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
+    b = ls.svc().brief(p.ref, cancelled)
+    return {"uri": P.brief_uri(b.session.runtime, b.session.id), **b.to_json()}
 
 
 @request(P.PLAN_RESUME, P.PlanResumeParams)
 def plan_resume(ls: SegueServer, p: P.PlanResumeParams, cancelled: Callable[[], bool],
-                progress: _Progress | None) -> dict[str, Any]:
+                progress: _Progress | None) -> Json:
     return ls.svc().plan_resume(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, cancelled=cancelled).to_json()
 
 
 @request(P.EMIT_TOKEN, P.EmitTokenParams)
 def emit_token(ls: SegueServer, p: P.EmitTokenParams, cancelled: Callable[[], bool],
-               progress: _Progress | None) -> dict[str, Any]:
-    return ls.svc().emit(p.ref, p.from_, cancelled)
+               progress: _Progress | None) -> Json:
+    return ls.svc().emit(p.ref, p.from_, cancelled).to_json()
 
 
 @request(P.CLAIM_TOKEN, P.ClaimTokenParams)
 def claim_token(ls: SegueServer, p: P.ClaimTokenParams, cancelled: Callable[[], bool],
-                progress: _Progress | None) -> dict[str, Any]:
-    return ls.svc().claim(p.token, p.as_, tail=p.tail)
+                progress: _Progress | None) -> Json:
+    return ls.svc().claim(p.token, p.as_, tail=p.tail).to_json()
 
 
 @request(P.TOKEN_STATUS, P.NoParams)
 def token_status(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool],
-                 progress: _Progress | None) -> dict[str, Any]:
-    return {"tokens": ls.svc().token_status()}
+                 progress: _Progress | None) -> Json:
+    return {"tokens": [t.to_json() for t in ls.svc().token_status()]}
 
 
 @request(P.TRACE, P.RefParams)
-def trace(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None
-          ) -> dict[str, Any]:
-    return {"chain": ls.svc().trace(p.ref, cancelled)}
+def trace(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
+    return {"chain": ls.svc().trace(p.ref, cancelled).to_json()}
 
 
 @request(P.SEARCH, P.SearchParams)
-def search(ls: SegueServer, p: P.SearchParams, cancelled: Callable[[], bool], progress: _Progress | None
-           ) -> dict[str, Any]:
-    """Answered from the search index; while the index fills, work-done progress counts the sessions."""
+def search(ls: SegueServer, p: P.SearchParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
+    """Answered from the search index; while the index fills, work-done progress counts the sessions.
+    An unsearchable query is -32602 and a SQLite without FTS5 search_unavailable (their reasons)."""
     import time
 
-    from segue.search import QueryError, SearchUnavailable
     from segue.search.query import parse_since
 
     def indexing(done: int, total: int) -> None:
         if progress is not None and total:
             progress.report(f"indexing sessions for search {done}/{total}", 100 * done // total)
 
-    try:
-        out = ls.svc().search(p.query, runtimes=p.runtime, directory=p.dir, since=parse_since(p.since, time.time()),
-                              where=p.in_, limit=p.limit, progress=indexing, cancelled=cancelled,
-                              notice=lambda msg: log.warning("%s", msg))
-    except QueryError as e:
-        raise JsonRpcException(message=str(e), code=P.INVALID_PARAMS, data={"reason": "invalid_params"}) from None
-    except SearchUnavailable as e:
-        raise JsonRpcException(message=str(e), code=P.ERROR_CODES["search_unavailable"],
-                               data={"reason": "search_unavailable"}) from None
-    return out.to_json()
+    return ls.svc().search(p.query, runtimes=p.runtime, directory=p.dir, since=parse_since(p.since, time.time()),
+                           where=p.in_, limit=p.limit, progress=indexing, cancelled=cancelled,
+                           notice=lambda msg: log.warning("%s", msg)).to_json()
 
 
 @request(P.RESUME_COMMAND, P.ResumeCommandParams)
 def resume_command(ls: SegueServer, p: P.ResumeCommandParams, cancelled: Callable[[], bool],
-                   progress: _Progress | None) -> dict[str, Any]:
+                   progress: _Progress | None) -> Json:
     return ls.svc().resume_command(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, shell=p.shell,
-                                   cancelled=cancelled)
+                                   cancelled=cancelled).to_json()
 
 
 @request(P.REVOKE_TOKEN, P.RevokeTokenParams)
 def revoke_token(ls: SegueServer, p: P.RevokeTokenParams, cancelled: Callable[[], bool],
-                 progress: _Progress | None) -> dict[str, Any]:
-    return ls.svc().revoke(p.ref, p.surface, cancelled)
+                 progress: _Progress | None) -> Json:
+    return ls.svc().revoke(p.ref, p.surface, cancelled).to_json()
 
 
 @request(P.LOCATIONS, P.NoParams)
-def locations(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool],
-              progress: _Progress | None) -> dict[str, Any]:
-    return {"locations": ls.svc().locations(cancelled)}
+def locations(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
+    return {"locations": [loc.to_json() for loc in ls.svc().locations(cancelled)]}
 
 
 @request(P.DEMO, P.NoParams)
-def demo(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None
-         ) -> dict[str, Any]:
+def demo(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
     from segue.lsp.sample import demo_markdown
 
     return {"markdown": demo_markdown()}

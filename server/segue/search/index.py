@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from segue import __version__
+from segue.errors import SegueError
 from segue.listing import Cancelled
 from segue.model import ReadStats, Session, Step
 from segue.quote import clean
@@ -70,8 +71,10 @@ INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
 
 
-class SearchUnavailable(Exception):
+class SearchUnavailable(SegueError):
     """This Python's SQLite has no FTS5 (full-text search)."""
+
+    reason = "search_unavailable"
 
 
 def check_fts5() -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from segue.errors import InvalidArgument
+
 MAX_QUERY = 1000  # characters: longer is not a search phrase but a pasted document
 MAX_TERMS = 32
 
@@ -27,7 +29,7 @@ _JUNK_RE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffd]")
 _JUNK_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
-class QueryError(ValueError):
+class QueryError(InvalidArgument, ValueError):
     """The query cannot be searched; the message says why (CLI exit 2, JSON-RPC -32602)."""
 
 
