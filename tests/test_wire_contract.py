@@ -275,6 +275,18 @@ def test_the_extension_check_finds_an_unknown_method_and_a_raw_request() -> None
         "vscode-extension/src/x.ts: sendRequest outside server.ts bypasses the typed request()"]
 
 
+def test_the_extension_manifest_lists_the_registry_runtimes() -> None:
+    """package.json is read by VS Code itself, so it cannot import the generated names: it must agree."""
+    manifest = json.loads((EXT / "package.json").read_text(encoding="utf-8"))
+    setting = manifest["contributes"]["configuration"]["properties"]["segue.defaultRuntime"]
+    assert setting["enum"] == ["", *P.RUNTIMES]
+    assert setting["enumDescriptions"][1:] == [P.RUNTIME_NAMES[r] for r in P.RUNTIMES]
+    names = [P.RUNTIME_NAMES[r] for r in P.RUNTIMES]
+    in_words = f"{', '.join(names[:-1])} or {names[-1]}"
+    assert in_words in manifest["contributes"]["viewsWelcome"][0]["contents"]
+    assert f"({', '.join(names)})" in manifest["description"]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Real replies: every method over stdio on the real-runtime fixtures, each reply against its declared type
 
