@@ -197,6 +197,7 @@ export interface FileChange {
 export interface CommandRun {
   command: string;
   exit_code: number | null;
+  /** failed, rejected, interrupted or running, when the exit code is unknown */
   status: string | null;
 }
 
@@ -225,6 +226,7 @@ export interface Facts {
 }
 
 export interface BriefResult {
+  /** segue-brief:/RUNTIME/ID.md */
   uri: string;
   markdown: string;
   facts: Facts;
@@ -283,6 +285,7 @@ export interface TokenStatus {
   surface: string;
   issued_at: string | null;
   expires_at: string | null;
+  /** at the time of the reply */
   seconds_left: number;
   claimed: boolean;
   claimed_as: string | null;
@@ -311,6 +314,7 @@ export interface SearchResult {
   cwd: string | null;
   updated_at: string | null;
   where: SearchWhere;
+  /** the match between « and » */
   snippet: string;
   step: number;
   parent_id: string | null;

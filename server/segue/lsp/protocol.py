@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, NewType, TypedDict
+from typing import Annotated, Any, Literal, NewType, TypedDict
 
 import attrs
 import cattrs
@@ -187,7 +187,7 @@ class InitializationOptions(TypedDict, total=False):
 
 # ---------------------------------------------------------------------------------------------------------
 # Results: exactly the keys the server sends (every key always present; `total=False` marks the only
-# optional ones). Times are ISO 8601 UTC with milliseconds and `Z`.
+# optional ones). Times are ISO 8601 UTC with milliseconds and `Z`. `Annotated` text is the field's doc.
 
 
 class SessionRef(TypedDict):
@@ -260,7 +260,7 @@ class FileChange(TypedDict):
 class CommandRun(TypedDict):
     command: str
     exit_code: int | None
-    status: str | None  # failed / rejected / interrupted / running, when the exit code is unknown
+    status: Annotated[str | None, "failed, rejected, interrupted or running, when the exit code is unknown"]
 
 
 class StepText(TypedDict):
@@ -289,7 +289,7 @@ class Facts(TypedDict):
 
 
 class BriefResult(TypedDict):
-    uri: str  # segue-brief:/RUNTIME/ID.md
+    uri: Annotated[str, "segue-brief:/RUNTIME/ID.md"]
     markdown: str
     facts: Facts
 
@@ -354,7 +354,7 @@ class TokenStatus(TypedDict):
     surface: str
     issued_at: str | None
     expires_at: str | None
-    seconds_left: float
+    seconds_left: Annotated[float, "at the time of the reply"]
     claimed: bool
     claimed_as: str | None
 
@@ -382,7 +382,7 @@ class SearchResult(TypedDict):
     cwd: str | None
     updated_at: str | None
     where: SearchWhere
-    snippet: str  # matches between « and »
+    snippet: Annotated[str, "the match between « and »"]
     step: int
     parent_id: str | None
     exit_code: int | None

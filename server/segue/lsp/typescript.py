@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
@@ -110,8 +110,12 @@ def _interface(namer: _Namer, cls: Any) -> list[str]:
             opt = "?" if f.default is not attrs.NOTHING else ""
             body.append(f"  {_key(f.metadata.get('wire', f.name))}{opt}: {namer.ts(t)};")
     else:
-        hints = get_type_hints(cls)
-        body = [f"  {_key(k)}{'?' if k in cls.__optional_keys__ else ''}: {namer.ts(t)};" for k, t in hints.items()]
+        body = []
+        for k, t in get_type_hints(cls, include_extras=True).items():
+            if get_origin(t) is Annotated:  # Annotated[type, "doc"]
+                t, doc = get_args(t)[0], " ".join(str(a) for a in get_args(t)[1:])
+                body += _doc(doc, "  ")
+            body.append(f"  {_key(k)}{'?' if k in cls.__optional_keys__ else ''}: {namer.ts(t)};")
     return [*out, f"export interface {cls.__name__} {{", *body, "}"]
 
 
