@@ -99,8 +99,8 @@ def extension_drift(sources: dict[str, str], methods: tuple[P.Method, ...],
     """Method names in the extension's sources that the contract lacks, and requests sent around the typed
     `SegueServer.request` (only server.ts talks to the LanguageClient)."""
     names = {m.name for m in methods + notifications}
-    short = {"Methods": {typescript._camel(m.name) for m in methods},
-             "Notifications": {typescript._camel(m.name) for m in notifications}}
+    short = {"Methods": {typescript.short_name(m.name) for m in methods},
+             "Notifications": {typescript.short_name(m.name) for m in notifications}}
     out = []
     for file, text in sorted(sources.items()):
         out += [f"{file}: {lit} is not in the contract" for _, lit in _LITERAL.findall(text) if lit not in names]

@@ -56,7 +56,8 @@ def _doc(text: str | None, indent: str = "") -> list[str]:
     return [f"{indent}/**", *(f"{indent} * {ln}" for ln in lines), f"{indent} */"]
 
 
-def _camel(method: str) -> str:
+def short_name(method: str) -> str:
+    """`segue/listSessions` -> `listSessions`: the key in the generated `Methods` table."""
     return method.split("/", 1)[1]
 
 
@@ -169,9 +170,9 @@ def generate() -> str:
             out += [*_interface(namer, t), ""]
 
     out += _doc("Segue's requests (client to server), by short name.")
-    out += ["export const Methods = {", *(f"  {_camel(m.name)}: {_q(m.name)}," for m in P.METHODS), "} as const;"]
+    out += ["export const Methods = {", *(f"  {short_name(m.name)}: {_q(m.name)}," for m in P.METHODS), "} as const;"]
     out += ["export const Notifications = {",
-            *(f"  {_camel(m.name)}: {_q(m.name)}," for m in P.NOTIFICATIONS), "} as const;", ""]
+            *(f"  {short_name(m.name)}: {_q(m.name)}," for m in P.NOTIFICATIONS), "} as const;", ""]
     out += _doc("Each request's params and result: `SegueServer.request` is typed by this map.")
     out += ["export type MethodMap = {"]
     for m in P.METHODS:
