@@ -17,11 +17,12 @@ import { pickSession, type PickState } from './picker';
 import {
   type ClaimTokenResult,
   type EmitTokenResult,
-  ErrorCodes,
+  ERROR_CODES,
   Methods,
   type PlanResumeParams,
   type ResumeCommandResult,
-  type ResumePlan,
+  isPlan,
+  type Plan,
   refOf,
   RUNTIMES,
   type Session,
@@ -85,7 +86,7 @@ export class Actions {
     const s = node?.kind === 'session' && node.node ? node.node.session : (arg as Partial<Session> | undefined);
     if (s && typeof s.runtime === 'string' && typeof s.id === 'string') {
       const full = 'resumable' in s ? (s as Session) : undefined;
-      return { ref: refOf(s as SessionRef), runtime: s.runtime, title: s.title ?? undefined, session: full };
+      return { ref: refOf(s as { runtime: string; id: string }), runtime: s.runtime, title: s.title ?? undefined, session: full };
     }
     // Other commands start unfiltered; only List Sessions remembers its filters.
     const picked = await pickSession(this.server, title, { runtimes: [], folderOnly: false });
@@ -125,7 +126,7 @@ export class Actions {
     const uri = rest.length ? briefUri({ runtime, id: rest.join(':') }) : undefined;
     try {
       // A prefix ref has no runtime yet: ask the server, whose answer names the canonical URI.
-      const target = uri ?? vscode.Uri.parse((await this.server.request<{ uri: string }>(Methods.brief, { ref: t.ref })).uri);
+      const target = uri ?? vscode.Uri.parse((await this.server.request(Methods.brief, { ref: t.ref })).uri);
       await showBrief(target);
     } catch (e) {
       await showError(e, this.log);
@@ -133,11 +134,11 @@ export class Actions {
   }
 
   async resume(t: Target, params: Omit<PlanResumeParams, 'ref'> = {}): Promise<vscode.Terminal | undefined> {
-    let plan: ResumePlan;
+    let plan: Plan;
     try {
-      plan = await this.server.request<ResumePlan>(Methods.planResume, { ref: t.ref, ...params });
+      plan = await this.server.request(Methods.planResume, { ref: t.ref, ...params });
     } catch (e) {
-      if (isCode(e, ErrorCodes.missingDirectory)) {
+      if (isCode(e, ERROR_CODES.missing_directory)) {
         const choose = 'Choose Another Directory…';
         if ((await showError(e, this.log, [choose])) === choose) {
           const dir = await vscode.window.showOpenDialog({
@@ -159,7 +160,7 @@ export class Actions {
   }
 
   /** The plan in a modal; nothing runs unless the person says so. */
-  async confirmAndLaunch(plan: ResumePlan): Promise<vscode.Terminal | undefined> {
+  async confirmAndLaunch(plan: Plan): Promise<vscode.Terminal | undefined> {
     const title = oneLine(plan.session.title, 80) || plan.session.id;
     const verb = plan.mode === 'native' ? 'Resume' : 'Start a new session from';
     const ok = 'Resume';
@@ -172,7 +173,7 @@ export class Actions {
   }
 
   /** argv goes to the pty as an argument vector: no shell parses session text. */
-  launch(plan: ResumePlan): vscode.Terminal {
+  launch(plan: Plan): vscode.Terminal {
     if (plan.argv.length === 0) {
       throw new Error('Segue returned an empty command');
     }
@@ -207,7 +208,7 @@ export class Actions {
   async emitToken(t: Target): Promise<EmitTokenResult | undefined> {
     let r: EmitTokenResult;
     try {
-      r = await this.server.request<EmitTokenResult>(Methods.emitToken, { ref: t.ref, from: 'editor' });
+      r = await this.server.request(Methods.emitToken, { ref: t.ref, from: 'editor' });
     } catch (e) {
       await showError(e, this.log);
       return undefined;
@@ -254,7 +255,7 @@ export class Actions {
     }
     let r: ClaimTokenResult;
     try {
-      r = await this.server.request<ClaimTokenResult>(Methods.claimToken, { token: token.trim(), as: 'editor' });
+      r = await this.server.request(Methods.claimToken, { token: token.trim(), as: 'editor' });
     } catch (e) {
       await showError(e, this.log);
       return undefined;
@@ -271,7 +272,8 @@ export class Actions {
       .then((c) => {
         const t: Target = { ref: refOf(r.session), runtime: r.session.runtime, title: r.session.title ?? undefined };
         if (c === resume) {
-          return r.plan ? this.confirmAndLaunch(r.plan) : this.resume(t);
+          // a plan that could not be made (say, the directory is gone): resume again, which explains why
+          return isPlan(r.plan) ? this.confirmAndLaunch(r.plan) : this.resume(t);
         }
         return c === other ? this.resumeInRuntime(t) : undefined;
       })
@@ -283,7 +285,7 @@ export class Actions {
   async copyResumeCommand(t: Target, params: Omit<PlanResumeParams, 'ref'> = {}): Promise<string | undefined> {
     let r: ResumeCommandResult;
     try {
-      r = await this.server.request<ResumeCommandResult>(Methods.resumeCommand, { ref: t.ref, shell: resumeShell(), ...params });
+      r = await this.server.request(Methods.resumeCommand, { ref: t.ref, shell: resumeShell(), ...params });
     } catch (e) {
       await showError(e, this.log);
       return undefined;
@@ -298,7 +300,7 @@ export class Actions {
   async trace(t: Target): Promise<TraceResult | undefined> {
     let r: TraceResult;
     try {
-      r = await this.server.request<TraceResult>(Methods.trace, { ref: t.ref });
+      r = await this.server.request(Methods.trace, { ref: t.ref });
     } catch (e) {
       await showError(e, this.log);
       return undefined;

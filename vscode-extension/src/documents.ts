@@ -1,13 +1,13 @@
 // Read-only virtual Markdown documents: briefs (from the server) and notes (claim summaries, traces).
 import * as vscode from 'vscode';
-import { type BriefResult, Methods, type SessionRef } from './protocol';
+import { Methods } from './protocol';
 import type { SegueServer } from './server';
 
 export const BRIEF_SCHEME = 'segue-brief';
 export const NOTE_SCHEME = 'segue-note';
 
 /** `segue-brief:/RUNTIME/ID.md`, the URI the server also returns from `segue/brief`. */
-export function briefUri(ref: SessionRef): vscode.Uri {
+export function briefUri(ref: { runtime: string; id: string }): vscode.Uri {
   return vscode.Uri.from({ scheme: BRIEF_SCHEME, path: `/${ref.runtime}/${ref.id}.md` });
 }
 
@@ -34,9 +34,8 @@ export class BriefProvider implements vscode.TextDocumentContentProvider, vscode
       return `# Not a Segue brief\n\n${uri.toString()} does not name a session.\n`;
     }
     try {
-      const r = await this.server.request<BriefResult>(Methods.brief, { ref }, token);
-      const facts = r.facts as { session?: { updated_at?: string | null } };
-      this.renderedAt.set(uri.toString(), facts.session?.updated_at ?? null);
+      const r = await this.server.request(Methods.brief, { ref }, token);
+      this.renderedAt.set(uri.toString(), r.facts.session.updated_at);
       if (this.stale.delete(uri.toString())) {
         this.staleChanged.fire();
       }

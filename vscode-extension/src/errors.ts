@@ -1,19 +1,12 @@
 // Turning server and launch failures into messages that say what happened and what to do.
 import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-languageclient/node';
-import { ErrorCodes } from './protocol';
+import { ERROR_CODES, type ErrorData } from './protocol';
 import { LaunchError } from './python';
 
-export interface ErrorData {
-  reason?: string;
-  cwd?: string;
-  runtime?: string;
-  install?: string;
-  candidates?: string[];
-}
-
-export function errorData(e: unknown): ErrorData {
-  return e instanceof ResponseError && e.data && typeof e.data === 'object' ? (e.data as ErrorData) : {};
+/** The `data` of a Segue error reply (every key optional: a reply from elsewhere may carry none). */
+export function errorData(e: unknown): Partial<ErrorData> {
+  return e instanceof ResponseError && e.data && typeof e.data === 'object' ? (e.data as Partial<ErrorData>) : {};
 }
 
 export function isCode(e: unknown, code: number): boolean {
@@ -30,45 +23,45 @@ export function explain(e: unknown): { message: string; fix?: string } {
   }
   const d = errorData(e);
   switch (e.code) {
-    case ErrorCodes.unknownSession:
+    case ERROR_CODES.unknown_session:
       return { message: `Segue no longer finds this session (${e.message}).`, fix: 'Refresh the session list.' };
-    case ErrorCodes.ambiguousSession:
+    case ERROR_CODES.ambiguous_session:
       return {
         message: `That reference matches several sessions${d.candidates ? `: ${d.candidates.slice(0, 5).join(', ')}` : ''}.`,
         fix: 'Pick the session from the list instead.',
       };
-    case ErrorCodes.malformedToken:
+    case ERROR_CODES.malformed:
       return { message: 'That is not a Segue handoff token.', fix: 'Paste the whole token, starting with h_.' };
-    case ErrorCodes.unknownToken:
+    case ERROR_CODES.unknown:
       return {
         message: 'Segue does not know this handoff token.',
         fix: 'Check that the CLI and this editor use the same Segue home (segue.home / SEGUE_HOME), or emit a new token.',
       };
-    case ErrorCodes.expiredToken:
+    case ERROR_CODES.expired:
       return { message: 'This handoff token has expired.', fix: 'Emit a new token from the other surface.' };
-    case ErrorCodes.claimedToken:
+    case ERROR_CODES.claimed:
       return { message: 'This handoff token was already claimed.', fix: 'Each token works once: emit a new one.' };
-    case ErrorCodes.revokedToken:
+    case ERROR_CODES.revoked:
       return { message: 'This handoff token was revoked.', fix: 'Emit a new token from the other surface.' };
-    case ErrorCodes.missingDirectory:
+    case ERROR_CODES.missing_directory:
       return {
         message: `The session's directory no longer exists${d.cwd ? `: ${d.cwd}` : ''}.`,
         fix: 'Restore the directory, or choose another directory to start a new session there from the brief.',
       };
-    case ErrorCodes.missingCli:
+    case ERROR_CODES.missing_cli:
       return {
         message: `The ${d.runtime ?? 'runtime'} CLI is not installed or not on PATH.`,
-        // The server's hint is a sentence ("install the Cline CLI: npm install -g cline").
+        // The server's hint is a sentence ("install Cline: npm install -g cline"): capitalised, it is the fix.
         fix: d.install ? `${d.install.charAt(0).toUpperCase()}${d.install.slice(1)}` : 'Install it, then try again.',
       };
-    case ErrorCodes.badTarget:
+    case ERROR_CODES.bad_target:
       return { message: `Segue cannot resume there: ${e.message}` };
-    case ErrorCodes.unsafeDirectory:
-    case ErrorCodes.permissionDenied:
+    case ERROR_CODES.unsafe_directory:
+    case ERROR_CODES.permission_denied:
       return { message: e.message, fix: "Check the ownership and permissions of Segue's state directory (segue.home)." };
-    case ErrorCodes.storeUnreadable:
+    case ERROR_CODES.store_unreadable:
       return { message: `A session store could not be read: ${e.message}`, fix: 'See the Segue log for details.' };
-    case ErrorCodes.invalidParams:
+    case ERROR_CODES.invalid_params:
       return { message: `Segue rejected the request: ${e.message}` };
     default:
       return { message: `Segue failed: ${e.message}`, fix: 'See the Segue log for details.' };

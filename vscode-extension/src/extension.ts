@@ -6,7 +6,7 @@ import { Actions } from './actions';
 import { BRIEF_SCHEME, BriefProvider, NOTE_SCHEME, NoteProvider, showRendered } from './documents';
 import { explain, showError } from './errors';
 import { locationsMarkdown } from './format';
-import { type DemoResult, type LocationsResult, Methods } from './protocol';
+import { Methods } from './protocol';
 import { rowActions } from './picker';
 import { onInterpreterChange, resolveLaunch } from './python';
 import { searchSessions } from './search';
@@ -107,11 +107,11 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     command('segue.copyResumeCommand', withTarget('Copy the resume command of', (t) => actions.copyResumeCommand(t))),
     command('segue.showHandoffs', () => handoffs.show()),
     command('segue.openDemo', async () => {
-      const r = await server.request<DemoResult>(Methods.demo, {});
+      const r = await server.request(Methods.demo, {});
       await showRendered(notes.set('/demo/Segue sample.md', r.markdown));
     }),
     command('segue.showLocations', async () => {
-      const r = await server.request<LocationsResult>(Methods.locations, {});
+      const r = await server.request(Methods.locations, {});
       await showRendered(notes.set('/where/Where Segue looked.md', locationsMarkdown(r.locations)));
     }),
     command('segue.showLog', () => log.show()),

@@ -1,27 +1,31 @@
 // Pure text helpers (no vscode import): labels, ages, Markdown quoting, plan descriptions.
-import type { ClaimTokenResult, HandedOff, ResumePlan, Session, SessionRef } from './protocol';
+// Runtime names, icons and plan-reason texts come from the generated contract (the server's registry).
+import {
+  type ClaimTokenResult,
+  type HandedOff,
+  isRuntime,
+  type Location,
+  PLAN_REASONS,
+  type Plan,
+  RUNTIME_ICONS,
+  RUNTIME_NAMES,
+  RUNTIMES,
+  type Session,
+} from './protocol';
 
-export const RUNTIME_NAMES: Record<string, string> = {
-  claude: 'Claude Code',
-  codex: 'Codex CLI',
-  opencode: 'OpenCode',
-  cline: 'Cline',
-};
-
-// Codicons only: the runtimes' own logos are trademarks and not part of the icon font.
-export const RUNTIME_ICONS: Record<string, string> = {
-  claude: 'sparkle',
-  codex: 'terminal',
-  opencode: 'code',
-  cline: 'robot',
-};
-
+/** A runtime's display name; the id itself for one this build does not know. */
 export function runtimeName(runtime: string): string {
-  return RUNTIME_NAMES[runtime] ?? runtime;
+  return isRuntime(runtime) ? RUNTIME_NAMES[runtime] : runtime;
 }
 
 export function runtimeIcon(runtime: string): string {
-  return RUNTIME_ICONS[runtime] ?? 'comment-discussion';
+  return isRuntime(runtime) ? RUNTIME_ICONS[runtime] : 'comment-discussion';
+}
+
+/** "A, B, C or D": the display names of every runtime, in the registry's order. */
+export function runtimeList(conjunction = 'or'): string {
+  const names = RUNTIMES.map((r) => RUNTIME_NAMES[r]);
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} ${conjunction} ${names[names.length - 1]}`;
 }
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
@@ -122,22 +126,12 @@ export function commandLine(argv: string[]): string {
   return argv.map(shQuote).join(' ');
 }
 
-const REASONS: Record<string, string> = {
-  native: 'the session reopens in its own runtime',
-  requested: 'a new session was requested',
-  other_runtime: 'another runtime continues from the brief',
-  subagent: 'a subagent cannot be reopened; a new session starts from the brief',
-  not_in_store: "the runtime's CLI cannot find this session; a new session starts from the brief",
-  not_resumable: 'this session cannot be reopened; a new session starts from the brief',
-  cwd_override: 'a different directory was chosen; a new session starts from the brief',
-};
-
 export function reasonText(reason: string): string {
-  return REASONS[reason] ?? reason;
+  return Object.hasOwn(PLAN_REASONS, reason) ? PLAN_REASONS[reason as keyof typeof PLAN_REASONS] : reason;
 }
 
 /** The body of the resume confirmation: everything a person needs to decide, one fact per line. */
-export function planDetail(plan: ResumePlan, now: number): string {
+export function planDetail(plan: Plan, now: number): string {
   const lines = [
     `Mode: ${plan.mode === 'native' ? 'native resume' : 'new session'} (${reasonText(plan.reason)})`,
     `Runtime: ${runtimeName(plan.runtime)}`,
@@ -154,7 +148,7 @@ export function planDetail(plan: ResumePlan, now: number): string {
 }
 
 /** Terminal names come from session titles: one short line. */
-export function terminalName(title: string | null, ref: SessionRef): string {
+export function terminalName(title: string | null, ref: { id: string }): string {
   return `Segue: ${oneLine(title, 40) || ref.id.slice(0, 12)}`;
 }
 
@@ -253,12 +247,7 @@ export function clock(seconds: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export interface LookedAt {
-  runtime: string;
-  path: string;
-  exists: boolean;
-  how_to_override: string | null;
-}
+export type LookedAt = Pick<Location, 'path' | 'exists' | 'how_to_override'> & { runtime: string };
 
 /** "Where Segue looked": one line per place, grouped by runtime, with the variable that moves it. */
 export function locationsMarkdown(locs: LookedAt[]): string {

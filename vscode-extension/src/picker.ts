@@ -2,12 +2,12 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { age, escapeIcons, runtimeIcon, runtimeName, sessionTitle, tildePath } from './format';
-import { type ListSessionsResult, Methods, RUNTIMES, type Session } from './protocol';
+import { Methods, type Runtime, RUNTIMES, type Session } from './protocol';
 import type { SegueServer } from './server';
 import { showError } from './errors';
 
 export interface PickState {
-  runtimes: string[]; // empty = all
+  runtimes: Runtime[]; // empty = all
   folderOnly: boolean;
 }
 
@@ -83,7 +83,7 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
         dir: state.folderOnly && folder ? folder : undefined,
         limit: 500,
       };
-      const r = await server.request<ListSessionsResult>(Methods.listSessions, params);
+      const r = await server.request(Methods.listSessions, params);
       if (mine !== generation) {
         return;
       }

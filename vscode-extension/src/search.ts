@@ -4,45 +4,16 @@ import * as vscode from 'vscode';
 import type { Actions } from './actions';
 import { showError } from './errors';
 import { age, escapeIcons, runtimeIcon, runtimeName } from './format';
-import { type ListSessionsResult, Methods, type Session } from './protocol';
+import { ERROR_CODES, Methods, type SearchResult, type SearchWhere, type Session } from './protocol';
 import type { SegueServer } from './server';
 
-export const SEARCH_METHOD = 'segue/search';
 export const DEBOUNCE_MS = 250;
-
-/** Params and result of segue/search: the objects `segue search --json` prints. */
-export interface SearchParams {
-  query: string;
-  runtime?: string[];
-  dir?: string;
-  since?: string;
-  in?: ('requests' | 'messages' | 'commands' | 'files')[];
-  limit?: number;
-}
-
-export interface SearchResult {
-  runtime: string;
-  id: string;
-  title: string | null;
-  cwd: string | null;
-  updated_at: string | null;
-  where: 'request' | 'message' | 'command' | 'file';
-  snippet: string; // matches between « and »
-  step: number;
-  parent_id: string | null;
-  exit_code: number | null;
-}
-
-export interface SearchReply {
-  results: SearchResult[];
-  total: number;
-}
 
 interface ResultPick extends vscode.QuickPickItem {
   result: SearchResult;
 }
 
-const WHERE_ICON: Record<SearchResult['where'], string> = {
+const WHERE_ICON: Record<SearchWhere, string> = {
   request: 'comment',
   message: 'hubot',
   command: 'terminal',
@@ -89,7 +60,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     inflight = cts;
     qp.busy = true;
     try {
-      const r = await server.request<SearchReply>(SEARCH_METHOD, { query, limit: 50 } satisfies SearchParams, cts.token);
+      const r = await server.request(Methods.search, { query, limit: 50 }, cts.token);
       if (mine !== generation) {
         return;
       }
@@ -101,7 +72,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
         return;
       }
       const code = (e as { code?: number }).code;
-      if (code === -32602) {
+      if (code === ERROR_CODES.invalid_params) {
         qp.items = [];
         qp.placeholder = (e as Error).message; // a query with nothing to search for: say why, keep typing
       } else {
@@ -147,7 +118,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
 
 /** The listed session a result names (subagents included), for the session menu's actions. */
 async function sessionOf(server: SegueServer, r: SearchResult): Promise<Session | undefined> {
-  const listed = await server.request<ListSessionsResult>(Methods.listSessions, {
+  const listed = await server.request(Methods.listSessions, {
     runtime: [r.runtime],
     include_subagents: true,
   });

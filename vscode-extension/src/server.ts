@@ -7,7 +7,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
-import { Methods } from './protocol';
+import { type InitializationOptions, type Method, type MethodMap, type NotificationMap, Notifications } from './protocol';
 import { type Launch, LaunchError, resolveLaunch } from './python';
 
 export class SegueServer implements vscode.Disposable {
@@ -25,8 +25,14 @@ export class SegueServer implements vscode.Disposable {
     readonly log: vscode.LogOutputChannel,
   ) {}
 
-  async request<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+  /** A Segue request, typed by the contract: the method names its params and its result. */
+  async request<M extends Method>(
+    method: M,
+    params: MethodMap[M]['params'],
+    token?: vscode.CancellationToken,
+  ): Promise<MethodMap[M]['result']> {
     const client = await this.ensure();
+    type R = MethodMap[M]['result'];
     return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
   }
 
@@ -64,11 +70,12 @@ export class SegueServer implements vscode.Disposable {
       documentSelector: [], // custom requests only, no language features
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: { segueHome: launch.segueHome ?? null },
+      initializationOptions: { segueHome: launch.segueHome ?? null } satisfies InitializationOptions,
       connectionOptions: { maxRestartCount: 0 },
     };
     const client = new LanguageClient('segue', 'Segue', serverOptions, clientOptions);
-    client.onNotification(Methods.sessionsChanged, (p: { runtimes?: string[] } | undefined) =>
+    const changed = Notifications.sessionsChanged;
+    client.onNotification(changed, (p: Partial<NotificationMap[typeof changed]> | undefined) =>
       this.changed.fire(p?.runtimes ?? []),
     );
     try {

@@ -5,7 +5,7 @@ import type { Actions, Target } from './actions';
 import { activePreviewUri, BRIEF_SCHEME, type BriefProvider, refFromBriefUri, showMarkdown, showRendered } from './documents';
 import { showError } from './errors';
 import { age, clock, escapeIcons, oneLine, runtimeIcon, runtimeName } from './format';
-import { Methods, refOf, type RevokeTokenResult, type SessionRef, type TokenStatus, type TokenStatusResult, type TraceLink, type TraceResult } from './protocol';
+import { Methods, refOf, type RevokeTokenResult, type TokenStatus, type TraceLink, type TraceResult } from './protocol';
 import type { SegueServer } from './server';
 
 /** The actions a brief offers, in the order they are shown. `stale` ones appear only when the session grew. */
@@ -123,7 +123,7 @@ export class HandoffStatus implements vscode.Disposable {
       this.live = [];
     } else {
       try {
-        const r = await this.server.request<TokenStatusResult>(Methods.tokenStatus, {});
+        const r = await this.server.request(Methods.tokenStatus, {});
         this.live = r.tokens.filter((t) => t.surface === 'editor' && !t.claimed && this.actions.emittedHere.has(refOf(t.session)));
         this.fetchedAt = Date.now();
       } catch (e) {
@@ -189,9 +189,9 @@ export class HandoffStatus implements vscode.Disposable {
     }
   }
 
-  async revoke(s: SessionRef): Promise<RevokeTokenResult | undefined> {
+  async revoke(s: { runtime: string; id: string }): Promise<RevokeTokenResult | undefined> {
     try {
-      const r = await this.server.request<RevokeTokenResult>(Methods.revokeToken, { ref: refOf(s), surface: 'editor' });
+      const r = await this.server.request(Methods.revokeToken, { ref: refOf(s), surface: 'editor' });
       this.actions.emittedHere.delete(refOf(s));
       await this.poll();
       void vscode.window.showInformationMessage(

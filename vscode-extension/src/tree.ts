@@ -1,9 +1,9 @@
 // The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { handedOffText, locationsLine, runtimeIcon, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
+import { handedOffText, locationsLine, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
 import { type Group, type GroupMode, group, type SessionNode } from './grouping';
-import { type ListSessionsResult, type LocationsResult, Methods, type Session } from './protocol';
+import { Methods, type Session } from './protocol';
 import type { SegueServer } from './server';
 import { explain } from './errors';
 
@@ -52,7 +52,7 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
     }
     if (!this.loading) {
       const loading = this.server
-        .request<ListSessionsResult>(Methods.listSessions, { include_subagents: true, limit: 1000 })
+        .request(Methods.listSessions, { include_subagents: true, limit: 1000 })
         .then((r) => {
           if (this.loading === loading) {
             this.sessions = r.sessions;
@@ -77,9 +77,9 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
       this.setMessage(undefined);
       return;
     }
-    this.setMessage('No sessions found in the Claude Code, Codex, OpenCode or Cline stores.');
+    this.setMessage(`No sessions found in the ${runtimeList()} stores.`);
     this.server
-      .request<LocationsResult>(Methods.locations, {})
+      .request(Methods.locations, {})
       .then((r) => this.setMessage(locationsLine(r.locations, os.homedir())))
       .then(undefined, (e: unknown) => this.server.log.warn(`locations: ${String(e)}`));
   }

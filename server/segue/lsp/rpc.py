@@ -43,6 +43,7 @@ class RequestEnvelope:  # params stay plain JSON; handlers validate them and ans
 
 
 REQUESTS: set[str] = set()  # Segue's custom request methods, filled by `server.request`
+REQUEST_PARAMS: dict[str, type] = {}  # each custom request's params class (the wire contract test reads it)
 
 
 def valid_id(v: Any) -> bool:

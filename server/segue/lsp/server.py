@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 from segue import __version__
 from segue.errors import INVALID_PARAMS, classify
 from segue.lsp import protocol as P
-from segue.lsp.rpc import PARSE_ERROR, REQUESTS, ExpectedErrors, SegueProtocol
+from segue.lsp.rpc import PARSE_ERROR, REQUEST_PARAMS, REQUESTS, ExpectedErrors, SegueProtocol
 from segue.lsp.watch import Watcher
 from segue.paths import StateDir
 from segue.results import Json
@@ -86,6 +86,7 @@ def _rpc_error(e: BaseException) -> JsonRpcException:
 def request(method: str, params_cls: type[Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a custom request: params parsed strictly, the work run in a thread, errors mapped."""
     REQUESTS.add(method)
+    REQUEST_PARAMS[method] = params_cls
 
     def register(work: Callable[..., Any]) -> Callable[..., Any]:
         async def handler(ls: SegueServer, raw: Any) -> Any:

@@ -184,11 +184,10 @@ suite('Segue extension host', () => {
 
   test('resume: the plan runs as an argument vector in a terminal named after the session', async () => {
     const s = topLevel().find((x) => x.cwd)!;
-    const plan = await api.server.request<{ argv: string[]; cwd: string; runtime: string; session: { title: string | null } }>(
-      'segue/planResume', { ref: `${s.runtime}:${s.id}` });
+    const plan = await api.server.request('segue/planResume', { ref: `${s.runtime}:${s.id}` });
     const record = path.join(ctx.out, `resume-${path.basename(plan.argv[0])}`);
     fs.rmSync(record, { force: true });
-    const term = api.actions.launch(plan as never);
+    const term = api.actions.launch(plan);
     assert.match(term.name, /^Segue: /);
     const raw = await until('the fake runtime CLI to record its argv', () => (fs.existsSync(record) ? fs.readFileSync(record, 'utf8') : undefined));
     const [cwd, rest] = [raw.slice(0, raw.indexOf('\n')), raw.slice(raw.indexOf('\n') + 1)];

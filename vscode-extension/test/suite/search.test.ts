@@ -4,7 +4,6 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { SegueApi } from '../../src/extension';
-import { SEARCH_METHOD, type SearchReply } from '../../src/search';
 
 interface Context {
   fixtures: { runtime: string; sessions: { id: string; scenario?: string; parent_id: string | null }[] }[];
@@ -27,7 +26,7 @@ suite('Segue search', () => {
       .sort();
     assert.ok(want.length > 0, 'the fixtures hold the "one" scenario');
     for (const query of ['"write what happened"', 'ls /nonexistent-dir', '"directory does not exist"']) {
-      const r = await api.server.request<SearchReply>(SEARCH_METHOD, { query, limit: 100 });
+      const r = await api.server.request('segue/search', { query, limit: 100 });
       const got = new Set(r.results.map((x) => `${x.runtime}:${x.id}`));
       assert.deepEqual(want.filter((k) => !got.has(k)), [], `every runtime found by ${query}`);
       assert.ok(r.results.every((x) => x.snippet.includes('«')), 'snippets mark the match');
@@ -35,7 +34,7 @@ suite('Segue search', () => {
   });
 
   test('search: no secret next to the phrase comes back', async () => {
-    const r = await api.server.request<SearchReply>(SEARCH_METHOD, { query: '"database password"', limit: 100 });
+    const r = await api.server.request('segue/search', { query: '"database password"', limit: 100 });
     assert.ok(r.total > 0);
     assert.ok(!JSON.stringify(r).includes(SECRET));
   });

@@ -2,17 +2,17 @@
 import * as assert from 'node:assert/strict';
 import {
   age, claimMarkdown, clock, commandLine, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
-  sessionDescription, sessionTitle, shortAge, tildePath,
+  reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, tildePath,
 } from '../../src/format';
 import { group, nest } from '../../src/grouping';
-import type { ResumePlan, Session } from '../../src/protocol';
-import { TOKEN_PATTERN } from '../../src/protocol';
+import type { Plan, Session } from '../../src/protocol';
+import { isPlan, PLAN_REASONS, RUNTIME_NAMES, RUNTIMES, TOKEN_PATTERN } from '../../src/protocol';
 
 function session(over: Partial<Session>): Session {
   return {
     runtime: 'codex', id: 'x', title: null, first_request: null, cwd: null, branch: null, started_at: null,
     updated_at: null, model: null, parent_id: null, resumable: true, resume_blocker: null, live: false,
-    handed_off: null, continues: null, subagent_count: 0, store_path: null, problems: [], ...over,
+    handed_off: null, continues: null, subagent_count: 0, store_path: '/store/x.jsonl', problems: [], ...over,
   };
 }
 
@@ -71,7 +71,8 @@ suite('format', () => {
   test('claimMarkdown fences task and tail', () => {
     const md = claimMarkdown({
       session: { runtime: 'claude', id: 's1', title: 'T', cwd: '/w' }, source_surface: 'terminal', claimed_as: 'editor',
-      active_task: 'do ``` it', tail: [{ kind: 'command', text: 'ls' }], brief_path: '/b.md', plan: null,
+      active_task: 'do ``` it', tail: [{ kind: 'command', text: 'ls' }], brief_path: '/b.md',
+      plan: { refused: 'missing_directory', message: 'the directory /w no longer exists', cwd: '/w' },
     });
     assert.match(md, /^# Handoff: T$/m);
     assert.match(md, /````text\ndo ``` it\n````/);
@@ -79,7 +80,7 @@ suite('format', () => {
   });
 
   test('planDetail names mode, command, directory and hand-off', () => {
-    const plan: ResumePlan = {
+    const plan: Plan = {
       mode: 'new_session', reason: 'subagent', runtime: 'codex', argv: ['codex', 'read /tmp/b f.md'], cwd: '/w',
       brief_path: '/tmp/b f.md', session: { runtime: 'codex', id: 'i', title: 't' },
       handed_off: { surface: 'terminal', since: null, expires_at: null },
@@ -89,6 +90,24 @@ suite('format', () => {
     assert.match(d, /Command: codex 'read \/tmp\/b f\.md'/);
     assert.match(d, /Directory: \/w/);
     assert.match(d, /handed off via the terminal/);
+  });
+
+  test('runtime names, icons and plan reasons are the generated contract\'s', () => {
+    assert.deepEqual([...RUNTIMES], Object.keys(RUNTIME_NAMES));
+    assert.equal(runtimeName('cline'), 'Cline');
+    assert.equal(runtimeName('claude'), 'Claude Code');
+    assert.equal(runtimeName('gemini'), 'gemini'); // not registered: the id itself
+    assert.equal(runtimeIcon('claude'), 'sparkle');
+    assert.equal(runtimeIcon('toString'), 'comment-discussion');
+    assert.equal(reasonText('native'), PLAN_REASONS.native);
+    assert.equal(reasonText('toString'), 'toString'); // an own key only, never Object.prototype's
+    assert.equal(runtimeList(), 'Claude Code, Codex CLI, OpenCode or Cline');
+  });
+
+  test('a claim plan is a plan or a refusal', () => {
+    assert.ok(!isPlan({ refused: 'missing_cli', message: 'm', runtime: 'cline', install: 'install Cline: npm install -g cline' }));
+    assert.ok(isPlan({ mode: 'native', reason: 'native', runtime: 'codex', argv: ['codex'], cwd: '/w', brief_path: null,
+      session: { runtime: 'codex', id: 'i', title: null }, handed_off: null }));
   });
 
   test('token pattern', () => {
