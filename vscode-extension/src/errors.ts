@@ -59,8 +59,6 @@ export function explain(e: unknown): { message: string; fix?: string } {
     case ERROR_CODES.unsafe_directory:
     case ERROR_CODES.permission_denied:
       return { message: e.message, fix: "Check the ownership and permissions of Segue's state directory (segue.home)." };
-    case ERROR_CODES.store_unreadable:
-      return { message: `A session store could not be read: ${e.message}`, fix: 'See the Segue log for details.' };
     case ERROR_CODES.invalid_params:
       return { message: `Segue rejected the request: ${e.message}` };
     default:

@@ -62,7 +62,6 @@ export const ERROR_CODES = {
   missing_directory: -32030, // the session's directory is gone or unknown (data.cwd)
   missing_cli: -32031, // the runtime's CLI is not on PATH (data.runtime, data.install)
   bad_target: -32032, // the plan cannot be carried out there
-  store_unreadable: -32040, // a session store could not be read
   unsafe_directory: -32041, // Segue's state directory is not private
   permission_denied: -32042, // permission denied in Segue's state directory
   internal: -32050, // a bug: see the server log

@@ -32,6 +32,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
+from segue.limits import CLAIM_TAIL, SEARCH_LIMIT
 from segue.resume import REASON_TEXTS
 from segue.stores import REGISTRY, RUNTIMES
 
@@ -91,7 +92,6 @@ ERRORS: tuple[ErrorCode, ...] = (
     ErrorCode("missing_directory", -32030, "the session's directory is gone or unknown (data.cwd)"),
     ErrorCode("missing_cli", -32031, "the runtime's CLI is not on PATH (data.runtime, data.install)"),
     ErrorCode("bad_target", -32032, "the plan cannot be carried out there"),
-    ErrorCode("store_unreadable", -32040, "a session store could not be read"),
     ErrorCode("unsafe_directory", -32041, "Segue's state directory is not private"),
     ErrorCode("permission_denied", -32042, "permission denied in Segue's state directory"),
     ErrorCode("internal", -32050, "a bug: see the server log"),
@@ -147,7 +147,7 @@ class EmitTokenParams:
 class ClaimTokenParams:
     token: str
     as_: str = attrs.field(default="editor", metadata={"wire": "as"})
-    tail: int = 20
+    tail: int = CLAIM_TAIL.default
 
 
 @attrs.define
@@ -157,7 +157,7 @@ class SearchParams:
     dir: str | None = None
     since: str | None = None
     in_: list[str] | None = attrs.field(default=None, metadata={"wire": "in", "wire_type": list[SearchIn] | None})
-    limit: int = 20
+    limit: int = SEARCH_LIMIT.default
 
 
 @attrs.define
@@ -564,8 +564,8 @@ def _check_values(p: Any) -> None:
             raise InvalidParams(f"invalid value @ params.shell: {p.shell!r} is not posix or powershell")
     if isinstance(p, RevokeTokenParams) and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", p.surface):
         raise InvalidParams("invalid value @ params.surface: a surface such as editor or terminal")
-    if isinstance(p, ClaimTokenParams) and not 0 <= p.tail <= 200:
-        raise InvalidParams("invalid value @ params.tail: must be between 0 and 200")
+    if isinstance(p, ClaimTokenParams) and not CLAIM_TAIL.allows(p.tail):
+        raise InvalidParams(f"invalid value @ params.tail: must be {CLAIM_TAIL.describe()}")
     for name in ("from_", "as_"):
         v = getattr(p, name, None)
         if v is not None and not re.fullmatch(r"[a-z][a-z0-9-]{0,31}", v):
@@ -576,8 +576,8 @@ def _check_search(p: SearchParams) -> None:
     for r in p.runtime or []:
         if r not in RUNTIMES:
             raise InvalidParams(f"invalid value @ params.runtime: {r!r} is not one of {', '.join(RUNTIMES)}")
-    if not 0 < p.limit <= 1000:
-        raise InvalidParams("invalid value @ params.limit: must be between 1 and 1000")
+    if not SEARCH_LIMIT.allows(p.limit):
+        raise InvalidParams(f"invalid value @ params.limit: must be {SEARCH_LIMIT.describe()}")
     if p.since is not None and (not p.since.strip() or len(p.since) > 64):
         raise InvalidParams("invalid value @ params.since: a date such as 2026-11-30 or an age such as 7d")
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from segue.limits import SEARCH_LIMIT
 from segue.listing import cwd_within, reader_for
 from segue.model import ReadStats, Session, iso
 from segue.quote import mark_invisible
@@ -25,8 +26,8 @@ from segue.stores import RUNTIMES
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
 JSON_START, JSON_END = "«", "»"
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 1000
+DEFAULT_LIMIT = SEARCH_LIMIT.default
+MAX_LIMIT = SEARCH_LIMIT.high
 # How much recency weighs against relevance: a session active today counts up to twice its bm25 score, one
 # active HALF_LIFE days ago 1.5 times.
 HALF_LIFE_DAYS = 14.0
@@ -158,8 +159,8 @@ def search(svc: Any, text: str, runtimes: Sequence[str] | None = None, directory
     parsed = Q.parse(text)  # a usage error before any work
     if where is not None:
         where = Q.parse_where(list(where))
-    if limit is not None and not 0 < limit <= MAX_LIMIT:
-        raise Q.QueryError(f"the limit must be between 1 and {MAX_LIMIT}")
+    if limit is not None and not SEARCH_LIMIT.allows(limit):
+        raise Q.QueryError(f"the limit must be {SEARCH_LIMIT.describe()}")
     refreshed = ensure_fresh(svc, progress=progress, cancelled=cancelled, notice=notice)
     st = _state(svc, notice)
     match = parsed.fts()
