@@ -391,3 +391,26 @@ async def test_every_reply_has_exactly_its_declared_shape(client: LanguageClient
     assert problems == []
     assert [name for name, got in replies.items() if not got] == [], "every method of the contract is exercised"
     assert changed["runtimes"] == ["claude"]
+
+
+def test_the_manifest_runtime_lists_are_written_from_the_registry(tmp_path: Path) -> None:
+    """A runtime added to the registry reaches package.json through `npm run protocol`, never by hand."""
+    from segue.lsp import typescript
+
+    current = (EXT / "package.json").read_text(encoding="utf-8")
+    assert typescript.manifest(current) == current  # the committed manifest is what the generator writes
+    stale = json.loads(current)
+    setting = stale["contributes"]["configuration"]["properties"]["segue.defaultRuntime"]
+    first, names = P.RUNTIMES[0], [P.RUNTIME_NAMES[r] for r in P.RUNTIMES]
+    setting["enum"], setting["enumDescriptions"] = ["", first], ["Ask every time", names[0]]
+    stale["description"] = stale["description"].replace(", ".join(names), names[0])
+    welcome = stale["contributes"]["viewsWelcome"][0]
+    welcome["contents"] = welcome["contents"].replace(f"{', '.join(names[:-1])} or {names[-1]}", names[0])
+    path = tmp_path / "package.json"
+    path.write_text(json.dumps(stale, indent=2) + "\n", encoding="utf-8")
+    ts = tmp_path / "protocol.generated.ts"
+    ts.write_text(typescript.generate(), encoding="utf-8")
+    assert typescript.main(["--check", str(ts), "--manifest", str(path)]) == 1
+    assert typescript.main(["--out", str(ts), "--manifest", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == current
+    assert typescript.main(["--check", str(ts), "--manifest", str(path)]) == 0

@@ -1,4 +1,5 @@
-// The wire contract: src/protocol.generated.ts is generated from server/segue/lsp/protocol.py.
+// The wire contract: src/protocol.generated.ts (and package.json's runtime lists) are generated from
+// server/segue/lsp/protocol.py and the runtime registry.
 //   node scripts/protocol.mjs           regenerate it (npm run protocol)
 //   node scripts/protocol.mjs --check   fail if it differs from what the Python contract gives (the build does this)
 // Python: $SEGUE_PYTHON, else the project's .venv, else python3; always this checkout's server code (PYTHONPATH).
@@ -10,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const EXT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROOT = join(EXT, '..');
 export const GENERATED = join(EXT, 'src', 'protocol.generated.ts');
+export const MANIFEST = join(EXT, 'package.json'); // its runtime lists come from the registry too
 
 function python() {
   if (process.env.SEGUE_PYTHON) return process.env.SEGUE_PYTHON;
@@ -35,7 +37,7 @@ export function protocol({ write = false } = {}) {
     console.warn(`protocol: NOT CHECKED: ${py} cannot run segue.lsp.typescript (${why}); set SEGUE_PYTHON`);
     return false;
   }
-  const r = run(py, ['-m', 'segue.lsp.typescript', write ? '--out' : '--check', GENERATED]);
+  const r = run(py, ['-m', 'segue.lsp.typescript', write ? '--out' : '--check', GENERATED, '--manifest', MANIFEST]);
   if (r.status !== 0) {
     throw new Error(r.stderr.trim() || `the contract generator exited ${r.status}`);
   }

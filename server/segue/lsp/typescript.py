@@ -3,6 +3,7 @@
     python -m segue.lsp.typescript                        # print it
     python -m segue.lsp.typescript --out FILE             # write FILE (vscode-extension/src/protocol.generated.ts)
     python -m segue.lsp.typescript --check FILE           # exit 1 if FILE is not what would be written
+    … --manifest package.json                            # also package.json's runtime lists (written or checked)
 
 The output is deterministic (no time, no path), so the committed file can be compared byte for byte.
 """
@@ -186,28 +187,58 @@ def generate() -> str:
     return "\n".join(out)
 
 
+def manifest(text: str) -> str:
+    """package.json with its runtime parts (the defaultRuntime choices, the description's and the empty view's
+    lists of runtimes) written from the registry: VS Code reads the manifest itself, so it cannot import them.
+    Everything else in it is kept as it is (key order, formatting of two-space JSON)."""
+    import json
+    import re
+
+    data = json.loads(text)
+    names = [P.RUNTIME_NAMES[r] for r in P.RUNTIMES]
+    setting = data["contributes"]["configuration"]["properties"]["segue.defaultRuntime"]
+    setting["enum"] = ["", *P.RUNTIMES]
+    setting["enumDescriptions"] = [setting["enumDescriptions"][0], *names]
+    data["description"] = re.sub(r"\([^()]*\)", f"({', '.join(names)})", data["description"], count=1)
+    welcome = data["contributes"]["viewsWelcome"][0]
+    in_words = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+    welcome["contents"] = re.sub(r"(?<=found no ).*?(?= sessions on this machine)", in_words, welcome["contents"],
+                                 count=1)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m segue.lsp.typescript", description=__doc__.splitlines()[0])
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--out", type=Path, help="write the TypeScript to this file")
     g.add_argument("--check", type=Path, help="exit 1 if this file differs from what would be written")
+    ap.add_argument("--manifest", type=Path, help="the extension's package.json: its runtime lists are written "
+                                                  "(--out) or checked (--check) too")
     a = ap.parse_args(argv)
-    text = generate()
-    if a.check is not None:
+    wanted = [(a.check or a.out, generate())]
+    if a.manifest is not None:
         try:
-            current = a.check.read_text(encoding="utf-8")
-        except OSError as e:
-            print(f"segue.lsp.typescript: cannot read {a.check}: {e.strerror}", file=sys.stderr)
+            wanted.append((a.manifest, manifest(a.manifest.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            print(f"segue.lsp.typescript: cannot read the runtime lists of {a.manifest}: {e}", file=sys.stderr)
             return 1
-        if current != text:
-            print(f"segue.lsp.typescript: {a.check} is out of date with server/segue/lsp/protocol.py; "
-                  "regenerate it: npm run protocol (in vscode-extension)", file=sys.stderr)
-            return 1
+    if a.check is not None:
+        for path, text in wanted:
+            try:
+                current = path.read_text(encoding="utf-8")
+            except OSError as e:
+                print(f"segue.lsp.typescript: cannot read {path}: {e.strerror}", file=sys.stderr)
+                return 1
+            if current != text:
+                print(f"segue.lsp.typescript: {path} is out of date with server/segue/lsp/protocol.py and the "
+                      "runtime registry; regenerate it: npm run protocol (in vscode-extension)", file=sys.stderr)
+                return 1
         return 0
     if a.out is not None:
-        a.out.write_text(text, encoding="utf-8")
+        for path, text in wanted:
+            path.write_text(text, encoding="utf-8")
         return 0
-    sys.stdout.write(text)
+    sys.stdout.write(wanted[0][1])
     return 0
 
 
