@@ -31,7 +31,7 @@ import marshal
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,18 +185,8 @@ def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: lis
         for hook in on_replace:
             hook(conn, keys)
         conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
-        srcs = []
-        for key, entry in changed.items():
-            fp, sessions, error = entry[0], entry[1], entry[2]
-            st = entry[3] if len(entry) > 3 else None
-            runtime, _, path = key.partition("\0")
-            if isinstance(sessions, bytes):  # loaded and never decoded: stored as it was
-                blob = sessions
-            else:
-                blob = marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
-            srcs.append((key, runtime, path, marshal.dumps(fp), error,
-                         marshal.dumps(st) if st is not None else None, blob))
-        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)", srcs)
+        # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
+        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)", _rows(changed))
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -204,3 +194,15 @@ def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: lis
         raise
     finally:
         conn.close()
+
+
+def _rows(changed: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
+    for key, entry in changed.items():
+        fp, sessions, error = entry[0], entry[1], entry[2]
+        st = entry[3] if len(entry) > 3 else None
+        runtime, _, path = key.partition("\0")
+        if isinstance(sessions, bytes):  # loaded and never decoded: stored as it was
+            blob = sessions
+        else:
+            blob = marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+        yield key, runtime, path, marshal.dumps(fp), error, marshal.dumps(st) if st is not None else None, blob
