@@ -3,8 +3,10 @@
 The session index (`segue.index`, `cache/index.sqlite` in Segue's state directory) maps each source (a
 session file or a database) to its fingerprint (size and mtime of the file and its side files) and the
 sessions read from it. A warm listing stats every source and re-reads only those whose fingerprint
-changed. A cold listing of many sources reads them in parallel worker processes (the CLI; a long-lived
-server stays single-process).
+changed. A changed database (OpenCode, Cline) is read incrementally where its reader has
+`summarize_delta`: against the sessions and per-row keys the index holds, only changed rows are read and
+redacted again (fast paths only; `SEGUE_FAST_PATHS=0` reads it whole, the reference). A cold listing of many
+sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
 """
 
 from __future__ import annotations
