@@ -228,6 +228,8 @@ class ClineReader(Reader):
             if rec.get("metadata_bad"):
                 s.problems.append("metadata_json unreadable")
             if s.first_request is None:
+                if delta is not None:
+                    delta.doc.add(s.id)
                 _first_from_messages(s)
             out.append(s)
             if delta is not None:
@@ -478,7 +480,7 @@ def _row_parent(rec: dict[str, Any]) -> tuple[bool, str | None]:
     return is_sub, parent if is_sub else None
 
 
-DELTA_VERSION = 1
+DELTA_VERSION = 2
 
 
 class _Delta:
@@ -491,10 +493,13 @@ class _Delta:
     (`branch_now_again`), as a full read would; a changed one is a copy, never edited in place."""
 
     def __init__(self, previous: list[Session] | None, state: Any) -> None:
-        ok = isinstance(state, dict) and state.get("v") == DELTA_VERSION and isinstance(state.get("keys"), dict)
-        self.old: dict[str, Any] = state["keys"] if ok and previous is not None else {}
+        ok = isinstance(state, dict) and state.get("v") == DELTA_VERSION and isinstance(state.get("keys"), dict) \
+            and isinstance(state.get("doc"), list) and previous is not None
+        self.old: dict[str, Any] = state["keys"] if ok else {}
+        self.old_doc: set[str] = set(state["doc"]) if ok else set()
         self.prev = {s.id: s for s in previous or () if s.locator.get("kind") == "sdk" and "db" in s.locator}
         self.keys: dict[str, bytes] = {}
+        self.doc: set[str] = set()  # rows whose first request came from the messages file (no usable prompt)
         self.fresh: list[Session] = []
         self.reused: set[int] = set()
         self.db = ""
@@ -514,7 +519,8 @@ class _Delta:
         old = self.prev.get(sid)
         if old is None or self.old.get(sid) != self.keys.get(sid) or old.locator.get("db") != self.db:
             return None
-        if rec.get("status") == "running" or _prompt_first(rec.get("prompt")) is None:
+        # the same key is the same prompt, so the same need of the messages file as when last read
+        if rec.get("status") == "running" or sid in self.old_doc:
             return None
         self.reused.add(id(old))
         return old
@@ -534,7 +540,7 @@ class _Delta:
         return out
 
     def state(self) -> dict[str, Any]:
-        return {"v": DELTA_VERSION, "keys": self.keys}
+        return {"v": DELTA_VERSION, "keys": self.keys, "doc": sorted(self.doc)}
 
 
 def _digest(value: Any) -> bytes:
