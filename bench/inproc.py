@@ -7,7 +7,7 @@ Run by `bench.run` as its own process (so its memory and I/O counters are its ow
 
 `list` times, per runtime: discovery (`Reader.sources`, stat only) and summarize (heads and tails) with the
 bytes read (`/proc/self/io` rchar) and how many sessions needed a deep read (`locator["read_deep"]`); then
-the cache save, the cache load (JSON + `Session.from_cache`), a warm stat pass, the `list --json` dump, and
+the cache save, the cache load (SQLite + reviving sessions), a warm stat pass, the `list --json` dump, and
 `Service.list_sessions` cold-from-disk-cache and warm-in-memory (the language server's case).
 `brief` times `Service.find` (a warm listing), one bare pass of `Reader.steps`, the facts (steps again +
 clipping + redaction) and the Markdown render. `--profile` writes cProfile tables per phase into DIR.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import cProfile
 import io
 import json
-import marshal
 import os
 import pstats
 import sys
@@ -141,11 +140,8 @@ def list_phases(home: str, state_dir: str, prof: Profiler) -> dict[str, Any]:
     t0 = time.perf_counter()
     loaded = prof.run("cache-load", lambda: ListingCache(state))
     out["cache_load_s"] = time.perf_counter() - t0
-    from segue.model import Session
-
     t0 = time.perf_counter()
-    n = sum(len([Session.from_cache(marshal.loads(d) if isinstance(d, bytes) else d) for d in e[1]])
-            for e in loaded.entries.values())
+    n = sum(len(loaded._sessions(e) or []) for e in loaded.entries.values())  # decode + revive, as get() does
     out["cache_from_cache_s"] = time.perf_counter() - t0
     out["cache_sessions"] = n
     t0 = time.perf_counter()

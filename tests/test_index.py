@@ -27,7 +27,8 @@ def _entry(tag: str, n: int) -> list[Any]:
 
 def _check_consistent(entries: dict[str, list[Any]]) -> None:
     """Every source's sessions are all there: a reader never sees half of a save."""
-    for key, (fp, sessions, _) in entries.items():
+    for key, (fp, blob, _, _) in entries.items():
+        sessions = index.sessions_of(blob)
         assert len(sessions) == fp[0][0], f"{key}: {len(sessions)} sessions for a source that has {fp[0][0]}"
 
 
@@ -75,8 +76,8 @@ def test_concurrent_writer_and_reader_processes_never_lose_or_tear_a_save(tmp_pa
     # each writer's last round is what is indexed, and each only removed its own previous "gone" source
     for w in range(4):
         for k in range(20):
-            _, sessions, _ = entries[f"claude\0/w{w}/src{k}"]
-            assert sessions and all(f"w{w}-{rounds - 1}".encode() in d for d in sessions)
+            sessions = index.sessions_of(entries[f"claude\0/w{w}/src{k}"][1])
+            assert sessions and all(d["id"].startswith(f"w{w}-{rounds - 1}-") for d in sessions)
         assert f"claude\0/w{w}/gone{rounds - 1}" in entries
         assert f"claude\0/w{w}/gone{rounds - 2}" not in entries
 
@@ -86,7 +87,6 @@ def _crashing_writer(home: str, ready: str) -> None:
 
     def stall(conn: sqlite3.Connection, keys: list[str]) -> None:
         # half the update is done inside the transaction: the old rows deleted, the new ones not written
-        conn.execute("DELETE FROM sessions")
         conn.execute("DELETE FROM sources")
         Path(ready).write_text("x")
         time.sleep(60)
@@ -139,14 +139,14 @@ def test_a_version_change_rebuilds_the_index_with_every_table(tmp_path: Path,
     assert index.save(state, {"claude\0/a": _entry("a", 3)}, [])
     with sqlite3.connect(index.path_of(state)) as db:  # a table another module added (search)
         db.execute("CREATE TABLE extra(x)")
-    assert len(index.load(state)["claude\0/a"][1]) == 3
+    assert len(index.sessions_of(index.load(state)["claude\0/a"][1])) == 3
     monkeypatch.setattr(index, "VERSION", index.VERSION + "-next")
     assert index.load(state) == {}  # never trusted
     with sqlite3.connect(index.path_of(state)) as db:
         tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.VERSION
-        assert db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
-    assert tables == {"meta", "sources", "sessions"}
+        assert db.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+    assert tables == {"meta", "sources"}
     assert index.save(state, {"claude\0/b": _entry("b", 1)}, [])
     assert sorted(index.load(state)) == ["claude\0/b"]
 

@@ -14,15 +14,14 @@ language server) of the same user:
 Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, including tables other
 modules added, see below):
   meta(key PRIMARY KEY, value)                      schema version and the Python version (marshal format)
-  sources(key PRIMARY KEY, runtime, path, fingerprint BLOB, error)
-  sessions(rowid INTEGER PRIMARY KEY, source_key, runtime, id, sort_time, parent_id, cwd, data BLOB)
-      one row per session a source yielded; `data` is `Session.to_cache()` in marshal form; `rowid` is stable
-      while the session's source is unchanged (rows are replaced only when their source changed).
-Room for full-text search (issue 17): a search module may add its own tables to this file (for example an
-FTS5 table whose rowid is `sessions.rowid`, and a table of how far each source was indexed), guarded by its
-own `meta` key (e.g. `fts_version`). Because a source's rows are deleted and re-inserted when it changes,
-such a module hooks `on_replace` (called inside the same transaction with the source keys being replaced or
-pruned) to drop their text rows atomically with the summaries.
+  sources(key PRIMARY KEY, runtime, path, fingerprint BLOB, error, state BLOB, sessions BLOB)
+      one row per source; `sessions` is the list of its sessions' `Session.to_cache()` dicts in one marshal
+      blob (a warm listing reads one row per source, and a database source of thousands of sessions is
+      rewritten as one value when a few of them changed); `state` is the reader's own record of what it
+      read (`summarize_delta`: e.g. a key per database row), NULL for readers without one.
+A module may add its own tables to this file, guarded by its own `meta` key; it hooks `on_replace` (called
+inside the write transaction with the source keys being replaced or pruned) to change them atomically with
+the summaries.
 """
 
 from __future__ import annotations
@@ -32,14 +31,14 @@ import marshal
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from segue.model import Session
 from segue.paths import StateDir
 
-SCHEMA = 2  # 2: titles and first requests are stored redacted
+SCHEMA = 3  # 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source
 VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_MS = 2000
 FILE = "index.sqlite"
@@ -47,11 +46,7 @@ FILE = "index.sqlite"
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS sources(key TEXT PRIMARY KEY, runtime TEXT NOT NULL, path TEXT NOT NULL,"
-    " fingerprint BLOB NOT NULL, error TEXT)",
-    "CREATE TABLE IF NOT EXISTS sessions(rowid INTEGER PRIMARY KEY, source_key TEXT NOT NULL,"
-    " runtime TEXT NOT NULL, id TEXT NOT NULL, sort_time REAL, parent_id TEXT, cwd TEXT, data BLOB NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS sessions_by_source ON sessions(source_key)",
-    "CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions(runtime, sort_time)",
+    " fingerprint BLOB NOT NULL, error TEXT, state BLOB, sessions BLOB NOT NULL)",
 )
 
 # Hooks of modules that keep their own tables in the index (full-text search): called inside the write
@@ -133,21 +128,17 @@ def _discard(p: Path) -> None:
 
 
 def load(state: StateDir) -> dict[str, list[Any]]:
-    """{source key: [fingerprint, [session cache dicts], error]} of every indexed source."""
+    """{source key: [fingerprint, sessions blob, error, reader state]} of every indexed source. The blob is
+    decoded by `sessions_of` only when the source is used (a `--runtime` listing decodes only its own)."""
     try:
         conn = connect(state, create=False)
     except IndexUnavailable:
         return {}
     try:
         entries: dict[str, list[Any]] = {}
-        conn.execute("BEGIN")  # one snapshot: sources and sessions of the same commit
-        for key, fp, error in conn.execute("SELECT key, fingerprint, error FROM sources"):
-            entries[key] = [marshal.loads(fp), [], error]
-        for key, data in conn.execute("SELECT source_key, data FROM sessions ORDER BY rowid"):
-            e = entries.get(key)
-            if e is not None:
-                e[1].append(data)
-        conn.execute("COMMIT")
+        for key, fp, error, st, blob in conn.execute("SELECT key, fingerprint, error, state, sessions "
+                                                     "FROM sources"):
+            entries[key] = [marshal.loads(fp), blob, error, marshal.loads(st) if st is not None else None]
         return entries
     except sqlite3.OperationalError:
         return {}  # busy or unreadable now: this run reads the stores
@@ -156,6 +147,14 @@ def load(state: StateDir) -> dict[str, list[Any]]:
         return {}
     finally:
         conn.close()
+
+
+def sessions_of(blob: bytes) -> list[dict[str, Any]]:
+    """A source's sessions as stored (`Session.to_cache()` dicts); ValueError/EOFError/TypeError if damaged."""
+    out = marshal.loads(blob)
+    if not isinstance(out, list):
+        raise TypeError("not a list of sessions")
+    return out
 
 
 def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
@@ -185,20 +184,9 @@ def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: lis
         keys = list(changed) + removed
         for hook in on_replace:
             hook(conn, keys)
-        conn.executemany("DELETE FROM sessions WHERE source_key=?", ((k,) for k in keys))
         conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
-        rows = []
-        srcs = []
-        for key, (fp, sessions, error) in changed.items():
-            runtime, _, path = key.partition("\0")
-            srcs.append((key, runtime, path, marshal.dumps(fp), error))
-            for s in sessions:
-                d = s.to_cache() if isinstance(s, Session) else s
-                rows.append((key, d["runtime"], d["id"], d.get("updated_at") or d.get("started_at"),
-                             d.get("parent_id"), d.get("cwd"), marshal.dumps(d)))
-        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?)", srcs)
-        conn.executemany("INSERT INTO sessions(source_key, runtime, id, sort_time, parent_id, cwd, data) "
-                         "VALUES(?,?,?,?,?,?,?)", rows)
+        # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
+        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)", _rows(changed))
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
@@ -206,3 +194,15 @@ def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: lis
         raise
     finally:
         conn.close()
+
+
+def _rows(changed: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
+    for key, entry in changed.items():
+        fp, sessions, error = entry[0], entry[1], entry[2]
+        st = entry[3] if len(entry) > 3 else None
+        runtime, _, path = key.partition("\0")
+        if isinstance(sessions, bytes):  # loaded and never decoded: stored as it was
+            blob = sessions
+        else:
+            blob = marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+        yield key, runtime, path, marshal.dumps(fp), error, marshal.dumps(st) if st is not None else None, blob

@@ -3,14 +3,16 @@
 The session index (`segue.index`, `cache/index.sqlite` in Segue's state directory) maps each source (a
 session file or a database) to its fingerprint (size and mtime of the file and its side files) and the
 sessions read from it. A warm listing stats every source and re-reads only those whose fingerprint
-changed. A cold listing of many sources reads them in parallel worker processes (the CLI; a long-lived
-server stays single-process).
+changed. A changed database (OpenCode, Cline) is read incrementally where its reader has
+`summarize_delta`: against the sessions and per-row keys the index holds, only changed rows are read and
+redacted again (fast paths only; `SEGUE_FAST_PATHS=0` reads it whole, the reference). A cold listing of many
+sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
 """
 
 from __future__ import annotations
 
 import contextlib
-import marshal
+import dataclasses
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -20,10 +22,11 @@ from typing import Any
 
 from segue import index
 from segue.errors import SegueError
-from segue.model import Session
+from segue.model import Continues, Session
 from segue.paths import StateDir
 from segue.stores import RUNTIMES, descriptor
 from segue.stores.base import Env, Location, Reader, Source
+from segue.stores.text import fast_paths
 
 
 def reader_for(runtime: str, env: Env) -> Reader:
@@ -114,10 +117,10 @@ def cwd_within(cwd: str | None, directory: str) -> bool:
 
 class ListingCache:
     """The listing's view of the session index (`segue.index`, `cache/index.sqlite`):
-    {source key: [fingerprint, sessions, error]} in memory, loaded once, saved as a delta.
+    {source key: [fingerprint, sessions, error, reader state]} in memory, loaded once, saved as a delta.
 
-    Sessions stay Session objects in memory (a long-lived language server reuses them) and are converted
-    only when read from or written to the index. Only sources read again (or gone) are written back, in one
+    Sessions stay Session objects in memory (a long-lived language server reuses them) and are decoded from
+    the index only when a source is used. Only sources read again (or gone) are written back, in one
     transaction, so a warm listing writes nothing and concurrent processes never lose each other's work.
     """
 
@@ -137,24 +140,35 @@ class ListingCache:
     def path(self) -> Path | None:
         return index.path_of(self.state) if self.state else None
 
+    def _sessions(self, e: list[Any]) -> list[Session] | None:
+        if isinstance(e[1], bytes):
+            try:
+                e[1] = [_revive(d) for d in index.sessions_of(e[1])]
+            except Exception:
+                return None
+        return e[1]
+
     def get(self, src: Source) -> tuple[list[Session], str | None] | None:
         e = self.entries.get(f"{src.runtime}\0{src.path}")
         if e is None or e[0] != src.fingerprint:
             return None
-        sessions = e[1]
-        if sessions and not isinstance(sessions[0], Session):
-            try:
-                sessions = e[1] = [Session.from_cache(marshal.loads(d) if isinstance(d, bytes) else d)
-                                   for d in sessions]
-            except Exception:
-                return None
-        return sessions, e[2]
+        sessions = self._sessions(e)
+        return None if sessions is None else (sessions, e[2])
 
-    def put(self, src: Source, sessions: list[Session], error: str | None) -> None:
+    def previous(self, src: Source) -> tuple[list[Session], Any] | None:
+        """What the source held when its reader last read it with a state (`summarize_delta`), whatever its
+        fingerprint is now: the base of an incremental read."""
+        e = self.entries.get(f"{src.runtime}\0{src.path}")
+        if e is None or e[3] is None or e[2]:
+            return None
+        sessions = self._sessions(e)
+        return None if sessions is None else (sessions, e[3])
+
+    def put(self, src: Source, sessions: list[Session], error: str | None, state: Any = None) -> None:
         for s in sessions:
             s.prime()
         key = f"{src.runtime}\0{src.path}"
-        self.entries[key] = [src.fingerprint, sessions, error]
+        self.entries[key] = [src.fingerprint, sessions, error, state]
         self._changed.add(key)
         self._removed.discard(key)
 
@@ -173,6 +187,21 @@ class ListingCache:
             self._changed.clear()
             self._removed.clear()
         # else: kept dirty; the index is an optimisation, a busy or read-only one must not fail a listing
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
+
+
+def _revive(d: dict[str, Any]) -> Session:
+    """`Session.from_cache`, without copying: a dict fresh from the index that has every field becomes the
+    session's own `__dict__` (memoised ISO times included). Anything else goes through `from_cache`."""
+    if d.keys() >= _FIELDS and isinstance(d["problems"], list):
+        s = object.__new__(Session)
+        s.__dict__ = d
+        cont = d["continues"]
+        s.continues = Continues(**cont) if cont else None
+        return s
+    return Session.from_cache(d)
 
 
 PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker processes
@@ -216,12 +245,13 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
             progress(rt, 0, 0, to_read.get(rt, 0))
     done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
     done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
-    for src, sessions, error in _summarize_all(readers, pending, env, cancelled, parallel):
+    fast = fast_paths(env)
+    for src, sessions, error, state in _summarize_all(readers, pending, env, cache, cancelled, parallel, fast):
         if progress is not None:
             done_sources[src.runtime] += 1
             done_sessions[src.runtime] += len(sessions)
             progress(src.runtime, done_sessions[src.runtime], done_sources[src.runtime], to_read[src.runtime])
-        cache.put(src, sessions, error)
+        cache.put(src, sessions, error, state)
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
         for s in sessions:
@@ -236,16 +266,30 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     return listing
 
 
-def _summarize(reader: Reader, src: Source) -> tuple[list[Session], str | None]:
+Summary = tuple[Source, list[Session], "str | None", Any]  # (source, sessions, error, reader state)
+
+
+def _summarize(reader: Reader, src: Source, fast: bool, previous: tuple[list[Session], Any] | None = None
+               ) -> tuple[list[Session], str | None, Any]:
     """One source's sessions as the index stores them: every summary passes `_summarized` first, so the
-    index (and every listing, page and search built on it) holds only what may be shown."""
+    index (and every listing, page and search built on it) holds only what may be shown.
+
+    A reader with `summarize_delta(src, previous sessions, previous state) -> (sessions, fresh, state)`
+    (database stores) re-reads only what changed since `previous` and hands back the rest as it was; `fresh`
+    are the summaries it read now. With fast paths off (`SEGUE_FAST_PATHS=0`) every change is a full
+    `summarize`, the reference the incremental path is tested against."""
+    delta = getattr(reader, "summarize_delta", None) if fast else None
     try:
-        sessions = reader.summarize(src)
+        if delta is not None:
+            sessions, fresh, state = delta(src, *(previous or (None, None)))
+        else:
+            sessions = fresh = reader.summarize(src)
+            state = None
     except Exception as e:
-        return [], f"{type(e).__name__}: {e}"
-    for s in sessions:
+        return [], f"{type(e).__name__}: {e}", None
+    for s in fresh:
         _summarized(s)
-    return sessions, None
+    return sessions, None, state
 
 
 def _summarized(session: Session) -> None:
@@ -257,26 +301,36 @@ def _summarized(session: Session) -> None:
     redact_summary(session)
 
 
-def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cancelled: Any,
-                   parallel: bool) -> Iterable[tuple[Source, list[Session], str | None]]:
-    total = sum(len(v) for v in pending.values())
+def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cache: ListingCache,
+                   cancelled: Any, parallel: bool, fast: bool) -> Iterable[Summary]:
+    # A source with an incremental base is read here, in this process, against that base (few: databases).
+    rest: dict[str, list[Source]] = {}
+    for runtime, sources in pending.items():
+        for src in sources:
+            previous = cache.previous(src) if fast else None
+            if previous is None:
+                rest.setdefault(runtime, []).append(src)
+                continue
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            yield (src, *_summarize(readers[runtime], src, fast, previous))
+    total = sum(len(v) for v in rest.values())
     workers = min(4, os.cpu_count() or 1)
     if parallel and total >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
         try:
-            yield from _summarize_parallel(pending, env, workers)
+            yield from _summarize_parallel(rest, env, workers, fast)
             return
         except (OSError, RuntimeError, ImportError):
             pass  # no worker processes here: fall back to reading in this process
-    for runtime, sources in pending.items():
+    for runtime, sources in rest.items():
         for src in sources:
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            sessions, error = _summarize(readers[runtime], src)
-            yield src, sessions, error
+            yield (src, *_summarize(readers[runtime], src, fast))
 
 
-def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
-                        ) -> Iterable[tuple[Source, list[Session], str | None]]:
+def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int, fast: bool
+                        ) -> Iterable[Summary]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -284,7 +338,7 @@ def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
     for runtime, sources in pending.items():
         # small chunks: progress as they finish, and no worker holds a big share of the results at once
         per = max(1, min(-(-len(sources) // workers), 64))
-        chunks += [(runtime, env, sources[i:i + per]) for i in range(0, len(sources), per)]
+        chunks += [(runtime, env, sources[i:i + per], fast) for i in range(0, len(sources), per)]
     # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
     # it has no other threads, which is what makes fork safe.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -292,10 +346,10 @@ def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int
             yield from results
 
 
-def _summarize_chunk(args: tuple[str, Env, list[Source]]) -> list[tuple[Source, list[Session], str | None]]:
-    runtime, env, sources = args
+def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[Summary]:
+    runtime, env, sources, fast = args
     reader = reader_for(runtime, env)
-    return [(src, *_summarize(reader, src)) for src in sources]
+    return [(src, *_summarize(reader, src, fast)) for src in sources]
 
 
 class Cancelled(Exception):

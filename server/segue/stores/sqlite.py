@@ -23,11 +23,12 @@ from typing import Any
 
 from segue.stores.locks import held_inodes
 
-# Databases up to this size are copied into memory (the contract's way: nothing on disk is touched). Larger
-# ones would cost their whole size in memory on every cold listing, so they are opened `immutable=1`, which
-# also creates no side file; a writer that starts meanwhile changes the fingerprint, and the next listing
-# reads again.
-IN_MEMORY_MAX = 48 * 1024 * 1024
+# Databases up to this size are copied into memory (nothing on disk is touched). Larger ones would cost
+# twice their size in memory (the bytes read, then SQLite's copy) and a read of every page on each listing,
+# where an incremental read needs a few index pages: they are opened `immutable=1`, which creates no side
+# file either. Both read a file no connection holds (no `-wal`); a writer that starts meanwhile changes the
+# fingerprint, and the next listing reads again.
+IN_MEMORY_MAX = 8 * 1024 * 1024
 
 _FLOCK = "hhqqi4x"  # struct flock on Linux (l_type, l_whence, l_start, l_len, l_pid)
 
@@ -86,9 +87,9 @@ def open_sqlite_readonly(path: str | os.PathLike[str], *, max_bytes: int = 2 * 1
         if not data:  # SQLite treats an empty file as an empty database
             return con
         # A WAL-mode header (bytes 18/19 == 2) makes the in-memory copy try to use a WAL; reset it to
-        # rollback journal in our private copy only.
+        # rollback journal in our private copy only (in place: no third copy of the database).
         if len(data) > 19 and data[18] == 2:
-            data = data[:18] + b"\x01\x01" + data[20:]
+            data[18:20] = b"\x01\x01"
         try:
             con.deserialize(data)  # type: ignore[attr-defined]
             con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
@@ -128,7 +129,7 @@ def _open_immutable(p: str) -> sqlite3.Connection:
         raise SqliteUnavailable(f"{p}: {e}") from e
 
 
-def _read_db_bytes(p: str, max_bytes: int) -> bytes:
+def _read_db_bytes(p: str, max_bytes: int) -> bytearray:
     try:
         with open(p, "rb") as f:
             st = os.fstat(f.fileno())
@@ -136,7 +137,9 @@ def _read_db_bytes(p: str, max_bytes: int) -> bytes:
                 raise SqliteUnavailable(f"{p}: not a regular file")
             if st.st_size > max_bytes:
                 raise SqliteUnavailable(f"{p}: {st.st_size} bytes is over the in-memory read cap")
-            data = f.read()
+            data = bytearray(st.st_size)
+            n = f.readinto(data)
+            del data[n:]
     except OSError as e:
         raise SqliteUnavailable(f"{p}: {e.strerror or e}") from e
     if data and not data.startswith(b"SQLite format 3\x00"):

@@ -15,6 +15,7 @@ Legacy stores (`legacy`): the CLI 1.x/2.x tasks under the same data dir, and the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -149,6 +150,19 @@ class ClineReader(Reader):
     def summarize(self, source: Source) -> list[Session]:
         return with_branch_now(self._summarize(source))
 
+    def summarize_delta(self, source: Source, previous: list[Session] | None, state: Any
+                        ) -> tuple[list[Session], list[Session], Any]:
+        """The listing's incremental read of a `sessions.db` (`_Delta`): rows whose key is unchanged keep
+        their previous summary; every other source is read whole."""
+        kind, _, flavor = source.kind.partition(":")
+        if kind != "sdk-db":
+            out = self.summarize(source)
+            return out, out, None
+        delta = _Delta(previous, state)
+        sessions = self._summarize_db(source.path, with_folders=flavor != "rows-only", delta=delta)
+        fresh = with_branch_now(delta.fresh)
+        return delta.branch_now_again(sessions), fresh, delta.state()
+
     def _summarize(self, source: Source) -> list[Session]:
         kind, _, flavor = source.kind.partition(":")
         if kind == "sdk-db":
@@ -165,10 +179,10 @@ class ClineReader(Reader):
         parent = os.path.dirname(db)
         return parent if os.path.basename(parent) == "sessions" else str(self.sessions_dir())
 
-    def _summarize_db(self, db: str, *, with_folders: bool) -> list[Session]:
+    def _summarize_db(self, db: str, *, with_folders: bool, delta: _Delta | None = None) -> list[Session]:
         sessions_dir = self._sessions_dir_for_db(db)
         try:
-            rows = self._db_sessions(db, sessions_dir)
+            rows = self._db_sessions(db, sessions_dir, delta)
             problem = None
         except SqliteUnavailable as e:
             if not with_folders:
@@ -186,9 +200,11 @@ class ClineReader(Reader):
                 if problem:
                     s.problems.append(problem)
                 out.append(s)
+                if delta is not None:
+                    delta.fresh.append(s)
         return out
 
-    def _db_sessions(self, db: str, sessions_dir: str) -> list[Session]:
+    def _db_sessions(self, db: str, sessions_dir: str, delta: _Delta | None = None) -> list[Session]:
         if not regular_file(db):
             raise SqliteUnavailable(f"{db}: not a regular file")
         if os.path.getsize(db) == 0 and not os.path.exists(db + "-wal"):
@@ -196,23 +212,36 @@ class ClineReader(Reader):
         rows = _query_sessions(db, db)  # open_sqlite_readonly: no byte of the store changes, -shm included
         prefix = os.path.join(os.path.abspath(sessions_dir), "")
         out = []
+        reused: set[int] = set()
+        if delta is not None:
+            delta.key_rows(rows, db)
         for rec in rows:
             if not isinstance(rec.get("session_id"), str) or not rec["session_id"]:
+                continue
+            old = delta.reusable(rec) if delta is not None else None
+            if old is not None:
+                out.append(old)
+                reused.add(id(old))
                 continue
             s = _record_session(rec, sessions_dir, PRIO_DB, prefix)
             s.locator["db"] = db
             if rec.get("metadata_bad"):
                 s.problems.append("metadata_json unreadable")
             if s.first_request is None:
+                if delta is not None:
+                    delta.doc.add(s.id)
                 _first_from_messages(s)
             out.append(s)
+            if delta is not None:
+                delta.fresh.append(s)
         # A subagent's row has its own cwd but no git metadata (checked on 3.0.65): it works in its
-        # parent's checkout, so it takes the parent's branch.
+        # parent's checkout, so it takes the parent's branch (the recorded one: a reused parent may carry a
+        # branch read from its directory, which `with_branch_now` gives the child the same way).
         by_id = {s.id: s for s in out}
         for s in out:
             parent = by_id.get(s.parent_id or "")
-            if parent is not None:
-                s.branch = s.branch or parent.branch
+            if parent is not None and id(s) not in reused:
+                s.branch = s.branch or (None if parent.branch_is_current else parent.branch)
                 s.cwd = s.cwd or parent.cwd
         return out
 
@@ -397,22 +426,14 @@ def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int, prefi
                     ) -> Session:
     """A session from a `sessions` row or a manifest (see `_query_sessions`, `_manifest_record`)."""
     sid = rec["session_id"]
-    prompt = rec.get("prompt")
-    if isinstance(prompt, str) and "<" not in prompt:
-        first = cap_text(prompt.strip()) or None  # in-process runs store the bare prompt
-    else:
-        first = cap_text(clean_request(prompt)) or None
+    first = _prompt_first(rec.get("prompt"))
     title = rec.get("title")
     title = title.strip()[:TITLE_MAX] if isinstance(title, str) and title.strip() else title_of(first)
     branch = rec.get("branch")
     branch = branch if isinstance(branch, str) and branch.strip() else None
     started = rec.get("started_at_s")
     updated = max(rec.get("updated_at_s") or 0, rec.get("ended_at_s") or 0, started or 0) or None
-    root, _ = _split_id(sid)
-    is_sub = bool(rec.get("is_subagent")) or root != sid
-    parent = rec.get("parent_session_id")
-    if is_sub and not (isinstance(parent, str) and parent):
-        parent = root
+    is_sub, parent = _row_parent(rec)
     # Live: a running status and a process that still exists. Hub-run sessions record the hub daemon's
     # pid, so those count only while the hub lives and the status is still "running"; a crashed run keeps
     # "running" with a dead pid and is not live.
@@ -440,6 +461,90 @@ def _record_session(rec: dict[str, Any], sessions_dir: str, priority: int, prefi
     if first is None and not is_sub and rec.get("status") not in ("idle", "pending"):
         s.problems.append("no prompt recorded")
     return s
+
+
+def _prompt_first(prompt: Any) -> str | None:
+    if isinstance(prompt, str) and "<" not in prompt:
+        return cap_text(prompt.strip()) or None  # in-process runs store the bare prompt
+    return cap_text(clean_request(prompt)) or None
+
+
+def _row_parent(rec: dict[str, Any]) -> tuple[bool, str | None]:
+    """(is a subagent, its parent's id) of a `sessions` row or manifest."""
+    sid = rec["session_id"]
+    root, _ = _split_id(sid)
+    is_sub = bool(rec.get("is_subagent")) or root != sid
+    parent = rec.get("parent_session_id")
+    if is_sub and not (isinstance(parent, str) and parent):
+        parent = root
+    return is_sub, parent if is_sub else None
+
+
+DELTA_VERSION = 2
+
+
+class _Delta:
+    """An incremental read of a `sessions.db` against the summaries of the last read (`previous`) and their
+    keys (`state`: {"v", "keys": {session id: key}}). A row's key digests the whole row as queried (prompt,
+    status, pid, times, title, branch, paths, ...) and, for a subagent, its parent row (whose cwd and branch
+    it inherits). A row is always read again when its summary depends on more than the rows: a first
+    request taken from the messages file (no usable prompt in the row) or a running status (liveness).
+    Reused summaries whose branch was read from their directory are checked against the directory again
+    (`branch_now_again`), as a full read would; a changed one is a copy, never edited in place."""
+
+    def __init__(self, previous: list[Session] | None, state: Any) -> None:
+        ok = isinstance(state, dict) and state.get("v") == DELTA_VERSION and isinstance(state.get("keys"), dict) \
+            and isinstance(state.get("doc"), list) and previous is not None
+        self.old: dict[str, Any] = state["keys"] if ok else {}
+        self.old_doc: set[str] = set(state["doc"]) if ok else set()
+        self.prev = {s.id: s for s in previous or () if s.locator.get("kind") == "sdk" and "db" in s.locator}
+        self.keys: dict[str, bytes] = {}
+        self.doc: set[str] = set()  # rows whose first request came from the messages file (no usable prompt)
+        self.fresh: list[Session] = []
+        self.reused: set[int] = set()
+        self.db = ""
+
+    def key_rows(self, rows: list[dict[str, Any]], db: str) -> None:
+        self.db = db
+        own = {r["session_id"]: _digest(tuple(r.values())) for r in rows
+               if isinstance(r.get("session_id"), str) and r["session_id"]}
+        for r in rows:
+            sid = r.get("session_id")
+            if isinstance(sid, str) and sid:
+                _, parent = _row_parent(r)
+                self.keys[sid] = own[sid] + (own.get(parent, b"-") if parent else b"")
+
+    def reusable(self, rec: dict[str, Any]) -> Session | None:
+        sid = rec["session_id"]
+        old = self.prev.get(sid)
+        if old is None or self.old.get(sid) != self.keys.get(sid) or old.locator.get("db") != self.db:
+            return None
+        # the same key is the same prompt, so the same need of the messages file as when last read
+        if rec.get("status") == "running" or sid in self.old_doc:
+            return None
+        self.reused.add(id(old))
+        return old
+
+    def branch_now_again(self, sessions: list[Session]) -> list[Session]:
+        seen: dict[str, str | None] = {}
+        out = []
+        for s in sessions:
+            if id(s) in self.reused and s.cwd and (s.branch_is_current or not s.branch):
+                if s.cwd not in seen:
+                    seen[s.cwd] = current_branch(s.cwd)
+                now = seen[s.cwd]
+                if now != (s.branch if s.branch_is_current else None):
+                    s = s.copy()
+                    s.branch, s.branch_is_current = (now, True) if now else (None, False)
+            out.append(s)
+        return out
+
+    def state(self) -> dict[str, Any]:
+        return {"v": DELTA_VERSION, "keys": self.keys, "doc": sorted(self.doc)}
+
+
+def _digest(value: Any) -> bytes:
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _doc_session(path: str, default_id: str, parent: str | None, lead: Session | None, sessions_dir: str,

@@ -19,6 +19,7 @@ OpenCode does not store the git branch: `branch` is always None here.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -135,6 +136,14 @@ class OpencodeReader(Reader):
                                          os.path.join(pdir, "storage", "session", "message", ses)), "e0")
 
     # ---------------------------------------------------------------------------------------- summaries
+
+    def summarize_delta(self, source: Source, previous: list[Session] | None, state: Any
+                        ) -> tuple[list[Session], list[Session], Any]:
+        """The listing's incremental read (`_summarize_db_delta`); other sources are one session each."""
+        if source.kind == "db":
+            return _summarize_db_delta(source.path, previous, state)
+        out = self.summarize(source)
+        return out, out, None
 
     def summarize(self, source: Source) -> list[Session]:
         if source.kind == "db":
@@ -326,7 +335,7 @@ _SESSION_COLS = ("id", "parent_id", "directory", "title", "model", "agent", "tim
 _FIRST_TEXT_SQL = """
 WITH r AS (
   SELECT id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY time_created, id) AS rn
-  FROM message
+  FROM message{where}
 ), u AS (
   SELECT m.id, m.session_id, r.rn, m.data FROM r JOIN message m ON m.id = r.id
   WHERE r.rn <= ? AND instr(m.data, '"user"') > 0
@@ -352,9 +361,17 @@ ORDER BY m.session_id, m.time_created, m.id, p.id
 """
 
 
-def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str]) -> list[Session]:
+def _session_rows(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
     cols = _columns(con, "session")
-    rows = con.execute(f"SELECT {_select_cols(cols, _SESSION_COLS)} FROM session").fetchall()
+    return con.execute(f"SELECT {_select_cols(cols, _SESSION_COLS)} FROM session").fetchall()
+
+
+def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: list[tuple[Any, ...]] | None = None,
+                  only: list[str] | None = None) -> list[Session]:
+    """Sessions of `rows` (default: every session row). `only`: the ids whose messages to read (an incremental
+    read of a few sessions); None reads every session's messages in set-based queries. A session's summary
+    depends on its own row, messages and parts only, so both give the same summary of the same session."""
+    rows = _session_rows(con) if rows is None else rows
     firsts: dict[str, str] = {}
     summary_titles: dict[str, str] = {}
     models: dict[str, str] = {}
@@ -362,10 +379,21 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str]) -> list[
     counts: dict[str, int] = {}
     has_msgs = "message" in tables and "part" in tables
     if has_msgs:
-        for sid, n, t in con.execute(
-                "SELECT session_id, count(*), max(time_created) FROM message GROUP BY session_id"):
-            counts[sid], last[sid] = n, t
-        _collect_first(con.execute(_FIRST_TEXT_SQL, (FIRST_MESSAGES,)), firsts, summary_titles, models)
+        if only is None:
+            for sid, n, t in con.execute(
+                    "SELECT session_id, count(*), max(time_created) FROM message GROUP BY session_id"):
+                counts[sid], last[sid] = n, t
+            _collect_first(con.execute(_FIRST_TEXT_SQL.format(where=""), (FIRST_MESSAGES,)), firsts,
+                           summary_titles, models)
+        else:
+            for i in range(0, len(only), 500):
+                chunk = only[i:i + 500]
+                marks = ",".join("?" * len(chunk))
+                for sid, n, t in con.execute("SELECT session_id, count(*), max(time_created) FROM message "
+                                             f"WHERE session_id IN ({marks}) GROUP BY session_id", chunk):
+                    counts[sid], last[sid] = n, t
+                sql = _FIRST_TEXT_SQL.format(where=f" WHERE session_id IN ({marks})")
+                _collect_first(con.execute(sql, (*chunk, FIRST_MESSAGES)), firsts, summary_titles, models)
         deep = [r[0] for r in rows if r[0] not in firsts and counts.get(r[0], 0) > FIRST_MESSAGES]
         for i in range(0, len(deep), 500):
             chunk = deep[i:i + 500]
@@ -394,6 +422,76 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str]) -> list[
     if has_msgs:
         _fill_missing_models(con, out)
     return out
+
+
+# --- the incremental read: a key per session row, from indexed columns only
+
+DELTA_VERSION = 1
+# Per session: how many messages/parts, the newest message time, the highest rowid (a row replaced by a new one
+# moves it: SQLite gives a new row the table's highest rowid + 1).
+_MSG_KEYS_SQL = "SELECT session_id, count(*), max(time_created), max(rowid) FROM message GROUP BY session_id"
+_PART_KEYS_SQL = "SELECT session_id, count(*), max(rowid) FROM part GROUP BY session_id"
+
+
+def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
+                        ) -> tuple[list[Session], list[Session], Any]:
+    """`_summarize_db`, re-reading only the sessions whose key changed since `previous` was read (state:
+    {"v", "shape", "keys": {session id: key}}). A session's key digests its whole row (title, directory,
+    model, `time_updated`, ...) with its message count, newest message time and highest message rowid (the
+    `message(session_id, time_created, id)` index) and its part count and highest part rowid (the
+    `part(session_id)` index): a message or part appended, deleted or replaced changes it even where OpenCode
+    leaves `time_updated` alone (a child session's messages are updated after its row on 1.18.33). Not seen:
+    a part edited in place and nothing else (summaries read user text parts, written once as far as seen;
+    streaming edits go to assistant parts). Sessions without a first request are always read again (their
+    fallbacks come from message fields that change in place). Returns (sessions,
+    the freshly read ones, state)."""
+    with _open_db(path) as con:
+        try:
+            tables = _tables(con)
+            if _use_v2(con, tables) or "session" not in tables:  # as _summarize_db: no incremental key here
+                out = _summarize_v2(con, path) if _use_v2(con, tables) else []
+                return out, out, None
+            has_msgs = "message" in tables and "part" in tables
+            if has_msgs and "session_id" not in _columns(con, "part"):
+                out = _summarize_v1(con, path, tables)  # an old schema: no cheap per-session key
+                return out, out, None
+            rows = _session_rows(con)
+            msgs: dict[str, tuple[Any, ...]] = {}
+            parts: dict[str, tuple[Any, ...]] = {}
+            if has_msgs:
+                try:  # both scan only their (session_id, ...) index, which carries the rowid
+                    for sid, *k in con.execute(_MSG_KEYS_SQL):
+                        msgs[sid] = tuple(k)
+                    for sid, *k in con.execute(_PART_KEYS_SQL):
+                        parts[sid] = tuple(k)
+                except sqlite3.OperationalError:  # no rowid (another program's table): no keys, a full read
+                    out = _summarize_v1(con, path, tables, rows)
+                    return out, out, None
+            keys = {r[0]: _digest((r, msgs.get(r[0]), parts.get(r[0]))) for r in rows if isinstance(r[0], str)}
+            shape = [sorted(_columns(con, "session")), has_msgs]
+            reuse: dict[str, Session] = {}
+            if previous is not None and isinstance(state, dict) and state.get("v") == DELTA_VERSION \
+                    and state.get("shape") == shape and isinstance(state.get("keys"), dict):
+                old = state["keys"]
+                for s in previous:
+                    if s.locator.get("kind") == "db" and s.first_request is not None and s.id in keys \
+                            and old.get(s.id) == keys[s.id]:
+                        reuse[s.id] = s
+            todo = [r for r in rows if r[0] not in reuse]
+            fresh = _summarize_v1(con, path, tables, todo, [r[0] for r in todo] if reuse else None) if todo else []
+        except sqlite3.Error as e:
+            raise SqliteUnavailable(f"{path}: {e}") from e
+    by_id = {s.id: s for s in fresh}
+    out = []
+    for r in rows:
+        s = reuse.get(r[0]) or by_id.get(r[0])
+        if s is not None:
+            out.append(s)
+    return out, fresh, {"v": DELTA_VERSION, "shape": shape, "keys": keys}
+
+
+def _digest(value: Any) -> bytes:
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _collect_first(rows: Iterable[tuple[Any, ...]], firsts: dict[str, str], summary_titles: dict[str, str],

@@ -1,0 +1,237 @@
+"""The incremental read of database stores (OpenCode `opencode.db`, Cline `sessions.db`) equals a full re-read.
+
+A listing with fast paths on reads a changed database against the index's previous summaries and per-row
+keys (`summarize_delta`); the reference (`SEGUE_FAST_PATHS=0`, every change a whole `summarize`) must give the
+very same sessions after varied changes: activity as each runtime writes it, a part appended with no time
+moved, a new session, a deleted one, a changed title, a first request removed, a parent's branch changed under
+its subagent, a prompt cleared (the first request then comes from the messages file).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.listing import Listing, scan
+from segue.paths import StateDir
+from segue.stores.base import Env
+from segue.stores.cline import ClineReader
+from segue.stores.opencode import OpencodeReader
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+
+
+def _home(tmp_path: Path, kind: str) -> Path:
+    if kind == "generated":
+        from bench.generate import generate
+
+        generate(tmp_path / "corpus", n=30, seed=5, big_mb=0.05, big_count=0, log=lambda _m: None)
+        return tmp_path / "corpus" / "home"
+    home = tmp_path / "home"
+    shutil.copytree(REAL / kind / "home", home, symlinks=True)
+    return home
+
+
+def _shape(listing: Listing) -> tuple[dict[tuple[str, str], dict[str, Any]], list[tuple[str, str, str]],
+                                     list[dict[str, Any]]]:
+    sessions = {(s.runtime, s.id): {k: v for k, v in s.to_cache().items() if not k.startswith("_")}
+                for s in listing.sessions}
+    skipped = sorted((k.runtime, k.path, k.reason) for k in listing.skipped)
+    ordered = [s.to_json() for s in listing.ordered(include_subagents=True)]
+    return sessions, skipped, ordered
+
+
+class Spy:
+    """Counts what the incremental reads re-read (the test must see the incremental path taken)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, int, int, bool]] = []
+        for cls in (OpencodeReader, ClineReader):
+            real = cls.summarize_delta
+
+            def spy(reader: Any, src: Any, previous: Any, state: Any, _real: Any = real) -> Any:
+                sessions, fresh, new_state = _real(reader, src, previous, state)
+                self.calls.append((src.kind, len(sessions), len(fresh), previous is not None))
+                return sessions, fresh, new_state
+
+            monkeypatch.setattr(cls, "summarize_delta", spy)
+
+    def incremental(self, kind: str) -> list[tuple[int, int]]:
+        return [(n, f) for k, n, f, had in self.calls if k.startswith(kind) and had]
+
+
+# --------------------------------------------------------------------------------------------- changes
+
+
+def _opencode_db(home: Path) -> Path:
+    return home / ".local" / "share" / "opencode" / "opencode.db"
+
+
+def _cline_db(home: Path) -> Path:
+    return home / ".cline" / "data" / "db" / "sessions.db"
+
+
+def _change_opencode(db: Path, step: int) -> bool:
+    con = sqlite3.connect(db)
+    try:
+        ids = [r[0] for r in con.execute("SELECT id FROM session WHERE parent_id IS NULL ORDER BY id")]
+        kids = [r[0] for r in con.execute("SELECT id FROM session WHERE parent_id IS NOT NULL ORDER BY id")]
+        ms = 1_900_000_000_000 + step
+        if step == 0:  # activity as OpenCode writes it: a user message and its part, the row's time moved
+            sid = ids[0]
+            con.execute("INSERT INTO message VALUES (?,?,?,?,?)", (f"msg_t{step}", sid, ms, ms, json.dumps(
+                {"role": "user", "time": {"created": ms}, "agent": "build"})))
+            con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (f"prt_t{step}", f"msg_t{step}", sid, ms, ms,
+                                                                  json.dumps({"type": "text", "text": "More."})))
+            con.execute("UPDATE session SET time_updated = ? WHERE id = ?", (ms, sid))
+        elif step == 1:  # a part appended to the first user message, no time moved anywhere: a new first text
+            sid = (kids or ids)[-1]
+            mid = con.execute("SELECT id FROM message WHERE session_id = ? ORDER BY time_created, id LIMIT 1",
+                              (sid,)).fetchone()[0]
+            con.execute("DELETE FROM part WHERE message_id = ?", (mid,))
+            con.execute("UPDATE message SET data = json_set(data, '$.role', 'user') WHERE id = ?", (mid,))
+            con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (f"prt_a{step}", mid, sid, 1, 1, json.dumps(
+                {"type": "text", "text": "A first request written late."})))
+        elif step == 2:  # a new session with one request
+            row = con.execute("SELECT * FROM session WHERE id = ?", (ids[0],)).fetchone()
+            cols = [r[1] for r in con.execute("PRAGMA table_info(session)")]
+            new = dict(zip(cols, row, strict=True))
+            new.update(id="ses_0000000000zzNEWSESSIONxyz", slug="new", title="A brand new session",
+                       time_created=ms, time_updated=ms, parent_id=None)
+            con.execute(f"INSERT INTO session ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                        [new[c] for c in cols])
+            con.execute("INSERT INTO message VALUES (?,?,?,?,?)", (f"msg_n{step}", new["id"], ms, ms, json.dumps(
+                {"role": "user", "time": {"created": ms}})))
+            con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (f"prt_n{step}", f"msg_n{step}", new["id"], ms,
+                                                                  ms, json.dumps({"type": "text", "text": "New."})))
+        elif step == 3:  # a session deleted (its messages and parts with it)
+            sid = ids[1] if len(ids) > 1 else ids[0]
+            con.execute("DELETE FROM part WHERE session_id = ?", (sid,))
+            con.execute("DELETE FROM message WHERE session_id = ?", (sid,))
+            con.execute("DELETE FROM session WHERE id = ?", (sid,))
+        elif step == 4:  # a title changed, time_updated left as it was
+            con.execute("UPDATE session SET title = 'Renamed by hand' WHERE id = ?", (ids[-1],))
+        elif step == 5:  # every text part of a session's messages gone: no first request any more
+            sid = ids[-1]
+            con.execute("DELETE FROM part WHERE session_id = ? AND data LIKE '%\"text\"%'", (sid,))
+        con.commit()
+        changed = con.total_changes > 0
+    finally:
+        con.close()
+    for side in ("-wal", "-shm"):
+        assert not Path(f"{db}{side}").exists()  # the writer checkpointed and removed them, as OpenCode does
+    return changed
+
+
+def _change_cline(db: Path, step: int) -> bool:
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT session_id, messages_path FROM sessions WHERE is_subagent = 0 "
+                           "ORDER BY session_id").fetchall()
+        subs = con.execute("SELECT session_id, parent_session_id FROM sessions WHERE is_subagent = 1 "
+                           "ORDER BY session_id").fetchall()
+        when = f"2027-01-0{1 + step}T00:00:00.000Z"
+        if step == 0:  # a turn as Cline writes it: the messages document rewritten, the row's times moved
+            sid, mpath = rows[0]
+            if mpath and Path(mpath).is_file():
+                doc = json.loads(Path(mpath).read_text(encoding="utf-8"))
+                doc.setdefault("messages", []).append({"role": "user", "content": [
+                    {"type": "text", "text": "Also lint."}]})
+                doc["updated_at"] = when
+                Path(mpath).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+            con.execute("UPDATE sessions SET updated_at = ?, ended_at = ? WHERE session_id = ?", (when, when, sid))
+        elif step == 1:  # a new session row
+            cols = [r[1] for r in con.execute("PRAGMA table_info(sessions)")]
+            row = dict(zip(cols, con.execute("SELECT * FROM sessions WHERE session_id = ?",
+                                             (rows[0][0],)).fetchone(), strict=True))
+            row.update(session_id="1799999999999_newss", prompt="A new task from the test", started_at=when,
+                       updated_at=when, messages_path=None)
+            con.execute(f"INSERT INTO sessions ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                        [row[c] for c in cols])
+        elif step == 2:  # a row deleted
+            con.execute("DELETE FROM sessions WHERE session_id = ?", (rows[1][0],))
+        elif step == 3:  # a title changed in the metadata, no time moved
+            con.execute("UPDATE sessions SET metadata_json = json_set(coalesce(metadata_json, '{}'), '$.title', "
+                        "'Renamed by hand') WHERE session_id = ?", (rows[-1][0],))
+        elif step == 4:  # a parent's recorded branch changed: its subagent inherits it
+            if not subs:
+                return False
+            con.execute("UPDATE sessions SET metadata_json = json_set(coalesce(metadata_json, '{}'), "
+                        "'$.git.branch', 'renamed-branch') WHERE session_id = ?", (subs[0][1],))
+        elif step == 5:  # the prompt cleared: the first request comes from the messages file now
+            con.execute("UPDATE sessions SET prompt = NULL WHERE session_id = ?", (rows[-2][0],))
+        elif step == 6:  # that messages file's first request rewritten, its row left alone (another row moves)
+            sid = rows[-2][0]  # the last one is the new session of step 1, which has no messages file
+            reader = ClineReader(Env(home=db.parents[3]))  # <home>/.cline/data/db/sessions.db
+            path = next((s.store_path for src in reader.sources() if src.kind == "sdk-db"
+                         for s in reader.summarize(src) if s.id == sid), None)
+            if path is None or not Path(path).is_file():
+                return False
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            doc["messages"] = [{"role": "user", "content": [{"type": "text", "text": "Rewritten first ask."}]}]
+            Path(path).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+            con.execute("UPDATE sessions SET updated_at = ? WHERE session_id = ?", (when, rows[0][0]))
+        con.commit()
+        changed = con.total_changes > 0
+    finally:
+        con.close()
+    return changed
+
+
+# ----------------------------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("kind", ["generated", "opencode", "cline"])
+def test_incremental_database_reads_equal_a_full_reread(tmp_path: Path, kind: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    home = _home(tmp_path, kind)
+    runtimes = ["opencode", "cline"]
+    fast = Env(home=home, environ={})
+    ref = Env(home=home, environ={"SEGUE_FAST_PATHS": "0"})
+    spy = Spy(monkeypatch)
+    state = StateDir(tmp_path / "state")
+    scan(fast, state, runtimes)  # the index the incremental reads start from
+    changers = []
+    if _opencode_db(home).exists():
+        changers.append(("db", lambda step: _change_opencode(_opencode_db(home), step)))
+    if _cline_db(home).exists():
+        changers.append(("sdk-db", lambda step: _change_cline(_cline_db(home), step)))
+    assert changers, "no database store in this home"
+    for step in range(7):
+        changed = [src_kind for src_kind, change in changers if change(step)]
+        spy.calls.clear()
+        got = scan(fast, state, runtimes)  # a new process's view: the index on disk
+        want = scan(ref, StateDir(tmp_path / f"ref{step}"), runtimes)
+        assert _shape(got) == _shape(want), f"step {step}"
+        for src_kind in changed:
+            reads = spy.incremental(src_kind)
+            assert reads, f"step {step}: the {src_kind} source was not read incrementally"
+            if kind == "generated":  # many sessions, a few changed: the rest came from the index
+                assert all(fresh < total for total, fresh in reads), (step, reads)
+    assert scan(fast, state, runtimes).sessions  # nothing changed: served from the index
+
+
+def test_incremental_read_without_a_base_equals_the_reference(tmp_path: Path) -> None:
+    """A cold fast listing (no base: every row read, keys recorded) equals the reference listing."""
+    home = _home(tmp_path, "generated")
+    got = scan(Env(home=home, environ={}), StateDir(tmp_path / "a"), ["opencode", "cline"])
+    want = scan(Env(home=home, environ={"SEGUE_FAST_PATHS": "0"}), StateDir(tmp_path / "b"), ["opencode", "cline"])
+    assert _shape(got) == _shape(want)
+    assert len(got.sessions) > 40
+
+
+def test_a_changed_database_is_reread_whole_when_fast_paths_are_off(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    home = _home(tmp_path, "generated")
+    spy = Spy(monkeypatch)
+    env = Env(home=home, environ={"SEGUE_FAST_PATHS": "0"})
+    state = StateDir(tmp_path / "state")
+    scan(env, state, ["opencode", "cline"])
+    _change_opencode(_opencode_db(home), 4)
+    scan(env, state, ["opencode", "cline"])
+    assert spy.calls == []  # the reference never takes the incremental path
