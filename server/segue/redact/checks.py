@@ -175,6 +175,8 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     sep = m.groupdict().get("sep") or ""
     if ("==" in sep or "!=" in sep) and not _quoted(value):
         return False
+    if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
+        return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
     if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
         return False

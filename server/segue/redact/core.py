@@ -219,6 +219,9 @@ def _learnable(value: str) -> bool:
     A false positive learned would spread through the whole brief."""
     if not _LEARN_CHARS_RE.fullmatch(value) or "[REDACTED:" in value or is_placeholder(value):
         return False
+    if value.isalpha() and value.isascii() and len(value) >= 8 and not (value.islower() or value.isupper()):
+        # letters only: a secret if mixed case and not words (gzTszuMeSg yes; PasswordField, HelloWorld no)
+        return not _CODE_RE.match(value) and not generic._wordy(value)
     if _CODE_RE.match(value) or re.fullmatch(r"[A-Za-z_.\-]+|\d+|[\d.]+|[A-Za-z][\w.-]*=", value):
         return False
     # a digit, both cases or a symbol: "and/or", "get-started" are words, "Tr0ub4dor&3" is not

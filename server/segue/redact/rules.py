@@ -29,7 +29,7 @@ from segue.redact.checks import (
     _url_param_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
-from segue.redact.generic import quoted_literals, shaped_tokens
+from segue.redact.generic import SHORT_MARKS, prefixed_uuids, prose_as, quoted_literals, shaped_tokens, short_prefixed
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 
 _I = re.I
@@ -91,6 +91,9 @@ _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]by
 _PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
 _PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль")
 _SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw")
+
+
+_UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -178,6 +181,11 @@ RULES: tuple[Rule, ...] = (
     # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
     Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
          gate=_r(r"[A-Za-z0-9]{16}")),
+    # the same judged where the 16-alphanumeric scan cannot look: a short body after a prefix that names a
+    # credential (rzp_live_…), a UUID body after one (access-production-<uuid>)
+    Rule("prefixed-short-token", 1, _r(r"(?:" + "|".join(map(re.escape, SHORT_MARKS)) + r")[A-Za-z0-9]{12}"),
+         SHORT_MARKS, finder=short_prefixed),
+    Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
          gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
@@ -306,6 +314,22 @@ RULES: tuple[Rule, ...] = (
     Rule("define-secret", 2,
          _r(r"#" + _SP + r"define" + _SP1 + r"(?P<k>\w{1,70})" + _SP1 + r"(?P<s>\"[^\"\n]{1,200}\"|[^\s\"]{6,200})"),
          ("define",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    # Windows' setx NAME value and a secrets CLI's `secret set NAME --body value` (gh, and the like)
+    Rule("setx-secret", 2,
+         _r(r"(?i)\bsetx(?:" + _SP1 + r"/m)?" + _SP1 + r"(?P<k>[\w.-]{1,70})" + _SP1
+            + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("setx",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), starts=_AT_KEYWORD),
+    Rule("cli-secret-body", 2,
+         _r(r"(?i)\bsecrets?" + _SP1 + r"(?:set|create|put|add|write|update)\b[^\n|;&]{0,200}?" + _SP1
+            + r"(?:--body|--value|--secret-string|--data|-b)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV
+            + "|(?![-<@])" + _BARE + ")"),
+         ("secret",), _context_ok, starts=_AT_KEYWORD),
+    # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
+    Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
+         ("pass", "pw", "secret", "token", "key"), finder=prose_as),
+    # ID:SECRET pairs of 16 upper-case alphanumerics and 64 base64 characters (Confluent Cloud API keys)
+    Rule("api-key-pair", 1, _r(r"(?<![A-Za-z0-9])[A-Z0-9]{16}:(?P<s>[A-Za-z0-9+/]{64})(?![A-Za-z0-9+/])"),
+         gate=_r(r"(?i)[a-z0-9]:[a-z0-9+/]{64}")),
     Rule("curlopt-secret", 2,
          _r(r"CURLOPT_(?:\w{0,30}PASSWORD|\w{0,30}PASSWD|\w{0,10}USERPWD|XOAUTH2_BEARER|\w{0,30}TOKEN|\w{0,30}SECRET)"
             + _SP + "," + _SP + r"(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("curlopt_",), _context_ok),
