@@ -33,10 +33,10 @@ and first requests of listings). To add a rule: one ``Rule(...)`` line in ``rule
 that every match contains, and run tests/test_redact_prefilter.py.
 """
 
-from segue.redact import checks, common, core, generic, index, keyblocks, rules, summary
+from segue.redact import checks, common, core, decode, generic, index, keyblocks, rules, summary
 
 # one namespace for callers and tests: ``from segue.redact import Redactor``, ``redact.RULES``, ``redact._run``
-for _mod in (common, checks, generic, keyblocks, rules, index, core, summary):
+for _mod in (common, checks, generic, keyblocks, rules, index, decode, core, summary):
     globals().update({k: v for k, v in vars(_mod).items() if not k.startswith("__")})
 del _mod
 
