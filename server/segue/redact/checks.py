@@ -191,7 +191,8 @@ def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
 # that "apiKey" and "DB_PASSWORD" count while "keyPressed", "otpauth" and "passwordField" do not.
 _PW_KEY_WORDS = frozenset({
     "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
-    "contrasena", "senha", "wachtwoord"
+    "contrasena", "senha", "wachtwoord", "passe", "kennwort", "hasło", "haslo", "lösenord", "losenord",
+    "salasana", "passord"
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
@@ -340,3 +341,9 @@ _SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\
 def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
     """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
     return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)
+
+
+def _auth_param_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """signature=/response=/credential= only inside an Authorization header line."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    return "authorization" in text[max(line_start, m.start() - 600) : m.start()].lower() and _context_ok(value, m, text)

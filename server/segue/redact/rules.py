@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a data table: a rule's pattern reads best on as few lines as it takes)
 """The rule table: what each rule matches (id, tier, pattern, check) and, beside it, its speed knobs
 (keywords, gate, starts, anchor), which only skip work (tests/test_redact_prefilter.py)."""
 
@@ -11,6 +12,7 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _auth_param_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
@@ -88,11 +90,16 @@ _SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
-_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль")
-_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw")
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
+                "hasło", "lösenord", "salasana")
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
+                        r"|salasana")
+_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
+                            r"|lösenord|salasana")
 
 
+# "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
+_COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
@@ -205,7 +212,9 @@ RULES: tuple[Rule, ...] = (
     Rule("auth-header", 2,
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
-            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1 + r")?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
+            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1
+            + r"|(?-i:[A-Z][A-Za-z0-9-]{1,40})" + _SP1 + r"(?=[^\s\"'<>,]{0,200}[\d=+/:]))?"
+            r"(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
          ("authorization",), _context_ok, starts=Starts(("proxy-authorization", "authorization"))),
     Rule("cookie-header", 2,
          _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
@@ -275,7 +284,8 @@ RULES: tuple[Rule, ...] = (
          _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
     Rule("password-prose", 2,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
-            r"(?:(?:is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+            r"(?:(?:" + _COPULAS + r"|is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])"
+            + _BARE + ")"),
          (*_PW_KEYWORDS, "secret", "token", "key"), _prose_ok, anchor=_SECRET_ANCHOR),
     Rule("password-compare", 2,
          _r(r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')" + _SP + "[!=]==?" + _SP + "(?P<k>" + _KEY + r")\b", _I),
@@ -314,6 +324,60 @@ RULES: tuple[Rule, ...] = (
     Rule("define-secret", 2,
          _r(r"#" + _SP + r"define" + _SP1 + r"(?P<k>\w{1,70})" + _SP1 + r"(?P<s>\"[^\"\n]{1,200}\"|[^\s\"]{6,200})"),
          ("define",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    # name/value pairs: k8s env lists, XML <add key= value=>, JSON {"name": …, "value": …}, CloudFormation
+    Rule("name-value-pair", 2,
+         _r(r"(?i)[\"']?(?:name|key|parameterkey|variable)[\"']?" + _SP + "[:=]" + _SP + r"[\"']?(?P<k>[\w.-]{1,70})[\"']?"
+            + _SP + r"[,;]?" + _SP + r"(?:\r?\n[ \t]{0,40}-?[ \t]{0,4})?[\"']?(?:value|parametervalue|default)[\"']?" + _SP
+            + "[:=]" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("value",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True),
+         starts=Starts(("name", "key", "parameterkey", "variable"), "\"'", 1)),
+    # a Markdown table row | KEY | value |
+    Rule("table-row-secret", 2,
+         _r(r"(?:(?<=\| `)|(?<=\|`)|(?<=\| )|(?<=\|))(?P<k>[\w.-]{1,70})`?" + _SP + r"\|" + _SP + r"`?(?P<s>[^\s|`]{6,400})`?"
+            + _SP + r"\|"),
+         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
+         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), anchor=_SECRET_ANCHOR),
+    # single-dash flags of tools that take a password (-storepass, -keypass, -passphrase, -rpcpassword)
+    Rule("single-dash-secret-flag", 2,
+         _r(r"(?i)-(?<![\w-]-)(?P<k>[a-z]{0,16}(?:pass|password|passwd|pwd|passphrase|secret|token))(?:=|" + _SP1
+            + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+         ("pass", "pwd", "secret", "token"), _secret_flag_ok),
+    # tools with a short password flag or a password inside an argument
+    Rule("tool-login-password", 2,
+         _r(r"(?i)\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl|crane)\b[^\n|;&]{0,200}?\blogin\b[^\n|;&]{0,200}?"
+            + _SP1 + r"-p(?:=|" + _SP1 + r")(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("login",), _context_ok,
+         starts=Starts(("docker", "podman", "helm", "oras", "skopeo", "buildah", "nerdctl", "crane"))),
+    Rule("sqlcmd-password", 2,
+         _r(r"(?i)\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("sqlcmd", "bcp", "osql", "isql"), _context_ok, starts=_AT_KEYWORD),
+    Rule("ldap-password", 2,
+         _r(r"(?i)\bldap[a-z]{0,12}\b[^\n|;&]{0,300}?" + _SP1 + r"-w" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("ldap",), _context_ok, starts=_AT_KEYWORD),
+    Rule("smb-user-password", 2,
+         _r(r"(?i)\b(?:smbclient|rpcclient|smbmap|smbget|net\s+use|mount\.cifs)\b[^\n|;&]{0,300}?" + _SP1
+            + r"(?:-U|--user(?:name)?=?)" + _SP + r"['\"]?[^\s%'\"]{1,100}%(?P<s>[^\s'\"]{1,200})"),
+         ("smbclient", "rpcclient", "smbmap", "smbget", "net use", "mount.cifs"), _context_ok, starts=_AT_KEYWORD),
+    Rule("7z-password", 2,
+         _r(r"(?i)\b(?:7z|7za|7zz|7zr)\b[^\n|;&]{0,300}?" + _SP1 + r"-p(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"),
+         ("7z",), _context_ok, starts=_AT_KEYWORD),
+    Rule("zip-password", 2,
+         _r(r"(?i)\b(?:zip|unzip|zipcloak)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("zip",), _context_ok, starts=_AT_KEYWORD),
+    Rule("openssl-password", 2,
+         _r(r"(?i)\bopenssl\b[^\n|;&]{0,400}?" + _SP1 + r"(?:-pass(?:in|out)?|-passphrase|-k)" + _SP1
+            + r"(?!env:|file:|fd:|stdin)(?:pass:)?(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
+         ("openssl",), _context_ok, starts=_AT_KEYWORD),
+    Rule("pass-colon-literal", 2, _r(r"(?<![\w:])pass:(?P<s>[^\s'\"]{4,200})"), ("pass:",), _context_ok,
+         starts=_AT_KEYWORD),
+    Rule("oracle-userpass", 2,
+         _r(r"(?i)\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:" + _SP1 + r"-[a-z]{1,10})*" + _SP1
+            + r"[\w$#]{1,60}/(?P<s>[^\s@/'\"]{1,200})@"),
+         ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"), _context_ok, starts=_AT_KEYWORD),
+    Rule("auth-header-param", 2,
+         _r(r"(?i)(?<![\w-])(?:signature|response|credential)=\"?(?P<s>[A-Za-z0-9+/=_.-]{16,400})"),
+         ("signature=", "response=", "credential="), _auth_param_ok,
+         starts=Starts(("signature=", "response=", "credential="))),
     # Windows' setx NAME value and a secrets CLI's `secret set NAME --body value` (gh, and the like)
     Rule("setx-secret", 2,
          _r(r"(?i)\bsetx(?:" + _SP1 + r"/m)?" + _SP1 + r"(?P<k>[\w.-]{1,70})" + _SP1
@@ -344,8 +408,9 @@ RULES: tuple[Rule, ...] = (
          _r(r"\bhtpasswd(?P<f>(?:" + _SP1 + r"-[a-zA-Z]{1,6}){1,4})" + _SP1 + r"\S{1,300}" + _SP1 + r"\S{1,200}" + _SP1
             + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("htpasswd",), _htpasswd_ok),
     Rule("password-prose-for", 2,
-         _r(r"(?i)\b(?:password|passwd|pw|pwd|passcode|passphrase)" + _SP1 + r"(?:for|of|to|on|at)" + _SP1
-            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
+         _r(r"(?i)\b(?:password|passwd|passwort|pw|pwd|passcode|passphrase)" + _SP1
+            + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de)" + _SP1
+            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
             + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
     Rule("oauth-param", 2,
          _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
