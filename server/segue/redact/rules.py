@@ -355,7 +355,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\bldap[a-z]{0,12}\b[^\n|;&]{0,300}?" + _SP1 + r"-w" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
          ("ldap",), _context_ok, starts=_AT_KEYWORD),
     Rule("smb-user-password", 2,
-         _r(r"(?i)\b(?:smbclient|rpcclient|smbmap|smbget|net\s+use|mount\.cifs)\b[^\n|;&]{0,300}?" + _SP1
+         _r(r"(?i)\b(?:smbclient|rpcclient|smbmap|smbget|net use|mount\.cifs)\b[^\n|;&]{0,300}?" + _SP1
             + r"(?:-U|--user(?:name)?=?)" + _SP + r"['\"]?[^\s%'\"]{1,100}%(?P<s>[^\s'\"]{1,200})"),
          ("smbclient", "rpcclient", "smbmap", "smbget", "net use", "mount.cifs"), _context_ok, starts=_AT_KEYWORD),
     Rule("7z-password", 2,
