@@ -195,7 +195,7 @@ RULES: tuple[Rule, ...] = (
     Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
-         gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
+         gate=_r(r"[\"'`]")),  # the finder's own scans are cheaper than this gate at full length
     # --- tier 2: structure and context ----------------------------------------------------
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),
@@ -223,7 +223,7 @@ RULES: tuple[Rule, ...] = (
     Rule("api-key-header", 2,
          _r(r"(?i)\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|private-token|x-functions-key"
             r"|ocp-apim-subscription-key)[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
-         ("api-key", "auth-token", "access-token", "private-token", "functions-key", "subscription-key"),
+         ("api-key", "auth-token", "access-token", "private-token", "s-key", "subscription-key"),
          _context_ok, starts=Starts(("x-api-key", "x-auth-token", "x-access-token", "api-key", "x-goog-api-key",
                                      "private-token", "x-functions-key", "ocp-apim-subscription-key"))),
     Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?" + _SP + r"=" + _SP + r"(?P<s>[^\s'\"]{1,1000})"), ("_auth",),
@@ -237,8 +237,8 @@ RULES: tuple[Rule, ...] = (
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
-         ("secret", "access", "key", "token"), _context_ok, gate=_r(r"(?i)[=>:|,][`'\"\s=]{0,5}[a-z0-9/+=]{40}"),
-         starts=Starts(("secret", "access", "key", "token"))),
+         ("secret", "access", "key", "token"), _context_ok,
+         starts=Starts(("secret", "access", "key", "token"))),  # tried at its keywords only: no gate is cheaper
     Rule("env-assignment", 2,
          _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
             r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
@@ -273,7 +273,9 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
             r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
-         gate=_r(r"(?i)(?:by|as|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
+         # three literal-first branches (each searched on its own) cost less than one alternation first
+         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"
+                                   for w in ("by", "as", "password"))),
          starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
          _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
@@ -350,7 +352,7 @@ RULES: tuple[Rule, ...] = (
          starts=Starts(("docker", "podman", "helm", "oras", "skopeo", "buildah", "nerdctl", "crane"))),
     Rule("sqlcmd-password", 2,
          _r(r"(?i)\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
-         ("sqlcmd", "bcp", "osql", "isql"), _context_ok, starts=_AT_KEYWORD),
+         ("-p",), _context_ok, starts=Starts(("sqlcmd", "bcp", "osql", "isql"))),
     Rule("ldap-password", 2,
          _r(r"(?i)\bldap[a-z]{0,12}\b[^\n|;&]{0,300}?" + _SP1 + r"-w" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
          ("ldap",), _context_ok, starts=_AT_KEYWORD),
@@ -360,10 +362,10 @@ RULES: tuple[Rule, ...] = (
          ("smbclient", "rpcclient", "smbmap", "smbget", "net use", "mount.cifs"), _context_ok, starts=_AT_KEYWORD),
     Rule("7z-password", 2,
          _r(r"(?i)\b(?:7z|7za|7zz|7zr)\b[^\n|;&]{0,300}?" + _SP1 + r"-p(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"),
-         ("7z",), _context_ok, starts=_AT_KEYWORD),
+         ("-p",), _context_ok, starts=Starts(("7z",))),
     Rule("zip-password", 2,
          _r(r"(?i)\b(?:zip|unzip|zipcloak)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
-         ("zip",), _context_ok, starts=_AT_KEYWORD),
+         ("-p",), _context_ok, starts=Starts(("zip", "unzip", "zipcloak"))),
     Rule("openssl-password", 2,
          _r(r"(?i)\bopenssl\b[^\n|;&]{0,400}?" + _SP1 + r"(?:-pass(?:in|out)?|-passphrase|-k)" + _SP1
             + r"(?!env:|file:|fd:|stdin)(?:pass:)?(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
@@ -393,7 +395,7 @@ RULES: tuple[Rule, ...] = (
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
     # ID:SECRET pairs of 16 upper-case alphanumerics and 64 base64 characters (Confluent Cloud API keys)
     Rule("api-key-pair", 1, _r(r"(?<![A-Za-z0-9])[A-Z0-9]{16}:(?P<s>[A-Za-z0-9+/]{64})(?![A-Za-z0-9+/])"),
-         gate=_r(r"(?i)[a-z0-9]:[a-z0-9+/]{64}")),
+         gate=_r(r"(?i):[a-z0-9+/]{64}")),
     Rule("curlopt-secret", 2,
          _r(r"CURLOPT_(?:\w{0,30}PASSWORD|\w{0,30}PASSWD|\w{0,10}USERPWD|XOAUTH2_BEARER|\w{0,30}TOKEN|\w{0,30}SECRET)"
             + _SP + "," + _SP + r"(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("curlopt_",), _context_ok),
