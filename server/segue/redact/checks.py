@@ -164,7 +164,14 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     key = m.group("k")
     if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
         return _password_ok(value, m, text)
-    return _quoted(value) and _names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+    if not (_names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)):
+        return False
+    if _quoted(value):
+        return True
+    # bare after "my token is", "key:": only a value that looks random (a word or a name is prose)
+    from segue.redact.generic import random_body  # generic imports this module
+
+    return random_body(_unquote(value).rstrip(",;.:!?)"), 12)
 
 
 def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -347,3 +354,10 @@ def _auth_param_ok(value: str, m: re.Match[str], text: str) -> bool:
     """signature=/response=/credential= only inside an Authorization header line."""
     line_start = text.rfind("\n", 0, m.start()) + 1
     return "authorization" in text[max(line_start, m.start() - 600) : m.start()].lower() and _context_ok(value, m, text)
+
+
+def _bearer_ok(value: str, m: re.Match[str], text: str) -> bool:
+    from segue.redact.generic import random_body  # generic imports this module
+
+    core = value.rstrip(".,;")
+    return _context_ok(core, m, text) and random_body(core.replace(".", "").replace("-", "").replace("_", ""), 16)

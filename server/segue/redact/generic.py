@@ -401,3 +401,30 @@ def prose_as(text: str) -> list[Span]:
             continue  # words, a sentence in quotes
         out.append((*v.span(g), "password-prose"))
     return out
+
+
+_K8S_SECRET_RE = re.compile(r"(?im)^[ \t]{0,40}kind:[ \t]{0,16}[\"']?secret[\"']?[ \t]*$")
+_K8S_DATA_RE = re.compile(r"(?m)^(?P<ind>[ \t]{0,40})(?:data|stringData):[ \t]*\n")
+_K8S_ITEM_RE = re.compile(r"(?P<ind>[ \t]{1,40})[\w.-]{1,253}:[ \t]{1,16}(?P<s>[\"']?[^\s\"'#][^\n\"']{0,8000})")
+
+
+def k8s_secret_values(text: str) -> list[Span]:
+    """Values under data:/stringData: in a manifest of kind Secret (one YAML document)."""
+    out: list[Span] = []
+    for kind in _K8S_SECRET_RE.finditer(text):
+        doc_lo = text.rfind("\n---", 0, kind.start()) + 1
+        doc_hi = text.find("\n---", kind.end())
+        doc_hi = len(text) if doc_hi < 0 else doc_hi
+        for block in _K8S_DATA_RE.finditer(text, doc_lo, doc_hi):
+            pos, indent = block.end(), len(block.group("ind"))
+            while pos < doc_hi:
+                m = _K8S_ITEM_RE.match(text, pos)
+                if m is None or len(m.group("ind")) <= indent:
+                    break
+                v = m.group("s").strip("\"'")
+                if v and not v.startswith(("{{", "${", "<")):
+                    a = m.start("s") + (1 if m.group("s")[0] in "\"'" else 0)
+                    out.append((a, a + len(v.rstrip()), "k8s-secret-data"))
+                nl = text.find("\n", m.end())
+                pos = doc_hi if nl < 0 else nl + 1
+    return out

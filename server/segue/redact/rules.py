@@ -13,6 +13,7 @@ from segue.redact.checks import (
     _SECRET_KEY_WORDS,
     Check,
     _auth_param_ok,
+    _bearer_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
@@ -31,7 +32,15 @@ from segue.redact.checks import (
     _url_param_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
-from segue.redact.generic import SHORT_MARKS, prefixed_uuids, prose_as, quoted_literals, shaped_tokens, short_prefixed
+from segue.redact.generic import (
+    SHORT_MARKS,
+    k8s_secret_values,
+    prefixed_uuids,
+    prose_as,
+    quoted_literals,
+    shaped_tokens,
+    short_prefixed,
+)
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 
 _I = re.I
@@ -380,6 +389,13 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)(?<![\w-])(?:signature|response|credential)=\"?(?P<s>[A-Za-z0-9+/=_.-]{16,400})"),
          ("signature=", "response=", "credential="), _auth_param_ok,
          starts=Starts(("signature=", "response=", "credential="))),
+    # "Bearer <token>" wherever it is written (a JS template, a log line, an SDK call), not only after
+    # "Authorization:"; the token must look random
+    Rule("bearer-token", 2,
+         _r(r"(?i)\bbearer" + _SP1 + r"(?P<s>[A-Za-z0-9._~+/=-]{16,4000})"), ("bearer",), _bearer_ok,
+         starts=_AT_KEYWORD),
+    # every value of a Kubernetes Secret's data/stringData block (base64 or not, whatever its key)
+    Rule("k8s-secret-data", 2, _r(r"(?i)kind:" + _SP + "secret"), ("kind:",), finder=k8s_secret_values),
     # Windows' setx NAME value and a secrets CLI's `secret set NAME --body value` (gh, and the like)
     Rule("setx-secret", 2,
          _r(r"(?i)\bsetx(?:" + _SP1 + r"/m)?" + _SP1 + r"(?P<k>[\w.-]{1,70})" + _SP1
