@@ -204,7 +204,7 @@ RULES: tuple[Rule, ...] = (
     Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
-         gate=_r(r"[\"'`]")),  # the finder's own scans are cheaper than this gate at full length
+         gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
     # --- tier 2: structure and context ----------------------------------------------------
     Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),
