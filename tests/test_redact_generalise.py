@@ -1,7 +1,9 @@
 """Issue 12: recall and false positives on generated corpora of vendor formats and secret kinds in transcript
 contexts (tests/data/redaction/generate.py). gen_dev.jsonl is what rules are developed on; gen_heldout.jsonl has
 other vendors, contexts and negatives, was committed before the rules it measures, and only its totals are
-printed (so that nobody tunes on its misses)."""
+printed (so that nobody tunes on its misses). Its misses were read once (2026-12-02) after gen_heldout2.jsonl was
+written, so it is now half-tuned; gen_heldout2.jsonl (generate_heldout2.py: another generator, seed, contexts and
+credential families) is the held-out figure, and only its totals are ever printed."""
 
 from __future__ import annotations
 
@@ -30,16 +32,18 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
     return 1 - len(missed) / len(pos), len(changed) / len(neg), missed, changed
 
 
-# the goal is 0.95 on both; the held-out file measures 0.932 (2026-12-01) and is held to that, so a
-# regression shows, without tuning rules on it to reach the goal
-FLOOR = {"gen_dev.jsonl": 0.95, "gen_heldout.jsonl": 0.93}
+# the goal is 0.95 on all; held-out files are held to what they measured, so a regression shows, without
+# tuning rules on them to reach the goal. gen_heldout2: 0.831 untuned when written, see the module docstring
+FLOOR = {"gen_dev.jsonl": 0.95, "gen_heldout.jsonl": 0.95, "gen_heldout2.jsonl": 0.84}
 
 
-@pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False)],
-                         ids=["dev", "heldout"])
+@pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False),
+                                       ("gen_heldout2.jsonl", False)], ids=["dev", "heldout", "heldout2"])
 def test_generated_corpus(name: str, show: bool) -> None:
     recall, fp, missed, changed = score(name)
-    print(f"\n{name}: recall {recall:.3f}, false positives {fp:.3f}")
+    rows = _load(name)
+    n_pos = sum(x["secret"] is not None for x in rows)
+    print(f"\n{name}: recall {recall:.3f} of {n_pos}, false positives {fp:.3f} of {len(rows) - n_pos}")
     if show:
         for x in missed:
             print("  missed:", x["source"], x["text"][:140].encode("unicode_escape").decode())
@@ -57,3 +61,17 @@ def test_corpora_are_well_formed_and_disjoint() -> None:
     kinds = [{x["source"].split(":")[2 if ":neg:" in x["source"] else 1] for x in rows} for rows in (dev, held)]
     assert not kinds[0] & kinds[1]
     assert sum(x["secret"] is not None for x in held) >= 200 and sum(x["secret"] is None for x in held) >= 50
+
+
+def test_second_heldout_corpus_is_well_formed_and_new() -> None:
+    held2 = _load("gen_heldout2.jsonl")
+    assert sum(x["secret"] is not None for x in held2) >= 500 and sum(x["secret"] is None for x in held2) >= 100
+    for x in held2:
+        assert set(x) == {"text", "secret", "source"} and x["source"].startswith("gen-held2:")
+        assert x["secret"] is None or x["secret"] in x["text"]
+    old = {x["text"] for name in ("gen_dev.jsonl", "gen_heldout.jsonl") for x in _load(name)}
+    assert not old & {x["text"] for x in held2}
+    r = Redactor(environ={})
+    for x in held2:  # idempotent here too (the decoded views must not redact around a marker)
+        once, _ = r.redact(x["text"])
+        assert r.redact(once) == (once, 0), x["source"]

@@ -102,3 +102,31 @@ def test_segue_handoff_markers_survive_listing_redaction() -> None:
     s = redact_summary(Session(runtime="claude", id="x", store_path="/p",
                                first_request=f"password: {PASSWORD}\nRead the brief.\n{marker}"))
     assert s.first_request is not None and s.first_request.endswith(marker) and PASSWORD not in s.first_request
+
+
+def test_the_language_server_never_sends_a_secret_from_the_first_request(store: Path, tmp_path: Path) -> None:
+    # the real server over stdio, as the editor runs it: every byte it writes for segue/listSessions (and the
+    # session's trace) is checked, cold and warm (from the listing cache)
+    import os
+    import sys
+
+    from tests.test_lsp_harness import RawPeer
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "OPENCODE_", "CLINE_", "XDG_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent / "server") + os.pathsep + env.get("PYTHONPATH", "")
+    peer = RawPeer(env, [sys.executable, "-m", "segue", "serve", "--stdio"])
+    try:
+        peer.send({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+                   "params": {"processId": None, "capabilities": {},
+                              "initializationOptions": {"segueHome": str(tmp_path / "lsp-home"), "watch": False}}})
+        peer.replies({"init"})
+        peer.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        for i in ("cold", "warm"):
+            peer.send({"jsonrpc": "2.0", "id": i, "method": "segue/listSessions", "params": {}})
+            sessions = peer.replies({i}, timeout=60)[i]["result"]["sessions"]
+            mine = [s for s in sessions if s["id"] == SID]
+            assert mine and "[REDACTED:" in (mine[0]["first_request"] or ""), i
+    finally:
+        peer.kill()
+    assert PASSWORD.encode() not in peer.raw and TOKEN.encode() not in peer.raw
+    assert b"log in to staging" in peer.raw  # the first request is shown, redacted

@@ -49,6 +49,14 @@ def _samples(rng: random.Random) -> list[str]:
         "redis-cli -h db -a " + rand(alnum, 14) + " ping", "shpat_" + rand(hexd, 32), "sbp_" + rand(hexd, 40),
         "SK" + rand(hexd, 32), "xai-" + rand(alnum, 80), "123456789:AA" + rand(alnum, 33),
         "A3-" + rand(upper, 6) + "-" + rand(upper, 11) + "-" + "-".join(rand(upper, 5) for _ in range(3)),
+        # tools and contexts of issue 12's second pass
+        "sqlcmd -S db -U sa -P " + rand(alnum, 12), "docker login -u ci -p " + rand(alnum, 14) + " cr.example.com",
+        "ldapsearch -x -w " + rand(alnum, 12) + " '(uid=*)'", "smbclient //fs/s -U bob%" + rand(alnum, 12),
+        "7z a -p" + rand(alnum, 12) + " a.7z", "zip -P " + rand(alnum, 12) + " a.zip f",
+        "openssl enc -k " + rand(alnum, 12) + " -in a", "x -passout pass:" + rand(alnum, 12),
+        "sqlplus scott/" + rand(alnum, 10) + "@orcl", "setx API_TOKEN " + rand(alnum, 20),
+        "gh secret set X --body " + rand(alnum, 20), 'Authorization: Digest response="' + rand(hexd, 32) + '"',
+        '- name: DB_PASSWORD\n  value: "' + rand(alnum, 12) + '"',
     ]
 
 

@@ -26,17 +26,21 @@ finds a value (6+ characters, secret-like), its other occurrences are redacted t
 to 64 such values across calls (``scoped()`` gives a fresh memory, one per brief; ``redact_known()`` is the
 cheap last pass over pieces written before a value was found).
 
+Some secrets are visible only decoded (``decode``): percent-encoded values, JSON escaped inside a string,
+values split across quoted concatenation. Where a literal-first trigger finds one, a bounded region around it
+is rewritten, the rules run on the rewrite and their spans are mapped back over the encoded characters.
+
 Layout: ``common`` (markers, sizes), ``checks`` (entropy, placeholders, key names), ``generic`` (shape
 finders), ``keyblocks`` (PEM blocks), ``rules`` (the table: id, tier, pattern, check, then the speed knobs
-keywords/gate/starts/anchor), ``index`` (which rules run where), ``core`` (the Redactor), ``summary`` (titles
-and first requests of listings). To add a rule: one ``Rule(...)`` line in ``rules.RULES``; give it keywords
-that every match contains, and run tests/test_redact_prefilter.py.
+keywords/gate/starts/anchor), ``index`` (which rules run where), ``decode`` (decoded views), ``core`` (the
+Redactor), ``summary`` (titles and first requests of listings). To add a rule: one ``Rule(...)`` line in
+``rules.RULES``; give it keywords that every match contains, and run tests/test_redact_prefilter.py.
 """
 
-from segue.redact import checks, common, core, generic, index, keyblocks, rules, summary
+from segue.redact import checks, common, core, decode, generic, index, keyblocks, rules, summary
 
 # one namespace for callers and tests: ``from segue.redact import Redactor``, ``redact.RULES``, ``redact._run``
-for _mod in (common, checks, generic, keyblocks, rules, index, core, summary):
+for _mod in (common, checks, generic, keyblocks, rules, index, decode, core, summary):
     globals().update({k: v for k, v in vars(_mod).items() if not k.startswith("__")})
 del _mod
 

@@ -164,7 +164,14 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     key = m.group("k")
     if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
         return _password_ok(value, m, text)
-    return _quoted(value) and _names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+    if not (_names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)):
+        return False
+    if _quoted(value):
+        return True
+    # bare after "my token is", "key:": only a value that looks random (a word or a name is prose)
+    from segue.redact.generic import random_body  # generic imports this module
+
+    return random_body(_unquote(value).rstrip(",;.:!?)"), 12)
 
 
 def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -175,6 +182,8 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     sep = m.groupdict().get("sep") or ""
     if ("==" in sep or "!=" in sep) and not _quoted(value):
         return False
+    if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
+        return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
     if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
         return False
@@ -189,7 +198,8 @@ def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
 # that "apiKey" and "DB_PASSWORD" count while "keyPressed", "otpauth" and "passwordField" do not.
 _PW_KEY_WORDS = frozenset({
     "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
-    "contrasena", "senha", "wachtwoord"
+    "contrasena", "senha", "wachtwoord", "passe", "kennwort", "hasło", "haslo", "lösenord", "losenord",
+    "salasana", "passord"
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
@@ -338,3 +348,16 @@ _SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\
 def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
     """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
     return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)
+
+
+def _auth_param_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """signature=/response=/credential= only inside an Authorization header line."""
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    return "authorization" in text[max(line_start, m.start() - 600) : m.start()].lower() and _context_ok(value, m, text)
+
+
+def _bearer_ok(value: str, m: re.Match[str], text: str) -> bool:
+    from segue.redact.generic import random_body  # generic imports this module
+
+    core = value.rstrip(".,;")
+    return _context_ok(core, m, text) and random_body(core.replace(".", "").replace("-", "").replace("_", ""), 16)

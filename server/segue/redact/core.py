@@ -10,7 +10,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from segue.redact import generic
+from segue.redact import decode, generic
 from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
 from segue.redact.index import _GATED_RE, _SHAPE_RULES, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
@@ -163,6 +163,10 @@ class Redactor:
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
         """Rule spans, then every other occurrence of a value they cover (and of values found earlier)."""
         spans = self._rule_spans(text)
+        for view in decode.views(text):  # percent-encoded, JSON-escaped, split across quoted pieces
+            more = decode.mapped(self._rule_spans(view[1]), view)
+            if more:
+                spans = _merge([*spans, *more])
         if not spans and not self._learned:  # the common case
             return spans
         new = {text[a:b] for a, b, rid in spans if b - a >= _MIN_LEARNED and rid not in _NOT_LEARNED}
@@ -219,6 +223,9 @@ def _learnable(value: str) -> bool:
     A false positive learned would spread through the whole brief."""
     if not _LEARN_CHARS_RE.fullmatch(value) or "[REDACTED:" in value or is_placeholder(value):
         return False
+    if value.isalpha() and value.isascii() and len(value) >= 8 and not (value.islower() or value.isupper()):
+        # letters only: a secret if mixed case and not words (gzTszuMeSg yes; PasswordField, HelloWorld no)
+        return not _CODE_RE.match(value) and not generic._wordy(value)
     if _CODE_RE.match(value) or re.fullmatch(r"[A-Za-z_.\-]+|\d+|[\d.]+|[A-Za-z][\w.-]*=", value):
         return False
     # a digit, both cases or a symbol: "and/or", "get-started" are words, "Tr0ub4dor&3" is not

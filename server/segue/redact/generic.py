@@ -85,9 +85,21 @@ def _wordy(body: str) -> bool:
     mean = sum(map(len, alpha)) / len(alpha)
     if mean < 3.6 and len(pieces) > 3:
         return False
-    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7 and not any(c.islower() for c in body):
-        return False  # upper-case letters broken by digits again and again: T5O7BYYJW40E7…
+    if len(pieces) - len(alpha) >= 3 and len(pieces) >= 7:
+        return False  # letters broken by digits again and again: T5O7BYYJW40E7…, hcgm0ylc4azv5kb…
     return len(_CONSONANTS_RE.findall(body)) < 2
+
+
+# prefix words that say the token is a credential: after one of them a shorter random body (12+) or a UUID
+# body counts (rzp_live_…, access-production-<uuid>, api-<uuid>); ids carry none of these words
+_SECRET_PREFIX_WORDS = frozenset({
+    "live", "prod", "production", "sandbox", "sbox", "secret", "sk", "rk", "pat", "api", "apikey", "key", "token",
+    "tkn", "auth", "access", "private", "priv", "pw", "pwd", "pass", "cred", "uat", "oat", "bot",
+})
+
+
+def _named_secret_prefix(parts: list[str]) -> bool:
+    return any(p.lower() in _SECRET_PREFIX_WORDS for p in parts)
 
 
 def _prefixed(seg: str) -> bool:
@@ -103,9 +115,25 @@ def _prefixed(seg: str) -> bool:
             return False
         if parts[0].lower() == "pk" and k and parts[1].lower() in ("live", "test"):
             return False  # Stripe's publishable keys are public
-        if random_body(seg[cut + 1 :]):
+        body = seg[cut + 1 :]
+        if random_body(body):
+            return True
+        if _named_secret_prefix(parts) and (random_body(body, 12) or _UUID_RE.fullmatch(body)):
             return True
     return False
+
+
+# an upper-case prefix glued to a hex body (EZAK3f…, ATTA9c…): the prefix lowers the run's entropy below
+# _bare's limit, so the body is judged as the hex run it is
+_GLUED_HEX_RE = re.compile(r"([A-Z][A-Za-z]{1,7})([0-9a-f]{32,}|[0-9A-F]{32,})")
+
+
+def _glued_hex(seg: str) -> bool:
+    m = _GLUED_HEX_RE.fullmatch(seg)
+    if m is None or m.group(1).lower() in _ID_PREFIXES or m.group(1).lower().startswith(("sha", "md")):
+        return False
+    body = m.group(2)
+    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body) and shannon(body) >= 3.3
 
 
 def _bare(seg: str) -> bool:
@@ -115,7 +143,10 @@ def _bare(seg: str) -> bool:
     core = seg.replace("-", "").replace("_", "")
     if not 32 <= len(seg) <= 200 or not core.isalnum() or _HEX_RE.fullmatch(core):
         return False
-    return random_body(seg, 32) and shannon(seg) >= 4.3 and not _decodes_to_text(seg)
+    if _glued_hex(seg):
+        return True
+    # 32 random alphanumerics average ~4.5 bits a character (and often fall below 4.3); longer runs more
+    return random_body(seg, 32) and shannon(seg) >= (4.0 if len(seg) < 40 else 4.3) and not _decodes_to_text(seg)
 
 
 def _decodes_to_text(run: str) -> bool:
@@ -165,6 +196,8 @@ _PUBLIC_BLOCK_RE = re.compile(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK
                               r"[\s\S]{0,65536}?(?:-----END [A-Z0-9 ]{0,60}-----|\Z)")
 _PUBLIC_NAME_RE = re.compile(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
                              r"public[A-Z]?\w{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z")
+_SSH_PUBLIC_BEFORE_RE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}"
+                                   r"|sk-(?:ssh|ecdsa)-[\w@.-]{1,40})(?:-cert-v01@openssh\.com)?[ \t]{1,4}\Z")
 # a long random path segment is a secret where the URL is a hook or an API, not a document or image id
 _SECRET_PATH_RE = re.compile(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
 
@@ -196,6 +229,8 @@ def shaped_tokens(text: str) -> list[Span]:
             a += 1
         if public and any(pa <= a < pb for pa, pb in public):
             continue
+        if text.startswith("AAAA", a) and _SSH_PUBLIC_BEFORE_RE.search(text, max(0, a - 60), a):
+            continue  # an OpenSSH public key (ssh-ed25519 AAAAC3…)
         if _PUBLIC_NAME_RE.search(text, max(0, a - 40), a):
             continue
         span = _judge(text, a, b, url)
@@ -229,7 +264,8 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
 
 # quoted high-entropy literals assigned to any key (issue 12, item 5): only inside an assignment or a
 # JSON/YAML pair, never in free text; ids, hashes, digests, paths, names and versions are left alone
-_QUOTED_RE = re.compile(r"[\"'`](?P<s>[A-Za-z0-9+/=_.~-]{16,400})[\"'`]")
+# one scan per quote character (literal first: sre skips to it; a [\"'`] class first costs several times more)
+_QUOTED_RES = tuple(re.compile(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for q in "\"'`")
 _ASSIGN_BEFORE_RE = re.compile(
     r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
     r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
@@ -250,10 +286,9 @@ def quoted_literals(text: str) -> list[Span]:
     from segue.redact.checks import _NOT_SECRET_LAST, key_words  # checks imports nothing from here
 
     out: list[Span] = []
-    for m in _QUOTED_RE.finditer(text):
+    matches = [m for rx in _QUOTED_RES if rx.pattern[0] in text for m in rx.finditer(text)]
+    for m in sorted(matches, key=lambda m: m.start()):
         a, b = m.span("s")
-        if text[m.start()] != text[m.end() - 1]:
-            continue
         value = m.group("s")
         before = _ASSIGN_BEFORE_RE.search(text, max(0, m.start() - 100), m.start())
         if before is None:
@@ -274,4 +309,122 @@ def quoted_literals(text: str) -> list[Span]:
         if not random_body(core, 16) or shannon(core) < 3.7 or _decodes_to_text(core):
             continue
         out.append((a, b, "quoted-literal"))
+    return out
+
+
+# tokens the 16-alphanumeric scan cannot see: a body of 12-15 characters after a prefix that names a
+# credential (rzp_live_…), or a UUID body after one (access-production-<uuid>, api-<uuid>)
+_TOKEN_STR = "".join(sorted(_TOKEN_CHARS - {"+", "/", "~"}))
+_SHORT_BODY_RE = re.compile(r"[A-Za-z0-9]{12,15}(?![A-Za-z0-9_.~+/=-])")
+SHORT_MARKS = ("live_", "live-", "prod_", "prod-", "sbox_", "sandbox_", "secret_", "secret-", "sk_", "sk-", "rk_",
+               "pat_", "tkn_", "oat_")
+_UUID_TAIL_RE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_.~+/=-])")
+_HEX8 = frozenset("0123456789abcdefABCDEF")
+
+
+def _token_start(text: str, i: int) -> int:
+    """Where the token holding position ``i`` begins (prefix parts joined by _ . -)."""
+    lo = max(0, i - 60)
+    seg = text[lo:i]
+    return i - (len(seg) - len(seg.rstrip(_TOKEN_STR)))
+
+
+def short_prefixed(text: str) -> list[Span]:
+    low = text.lower()
+    out: list[Span] = []
+    for mark in SHORT_MARKS:
+        i = low.find(mark)
+        while i >= 0:
+            m = _SHORT_BODY_RE.match(text, i + len(mark))
+            if m is not None:
+                a = _token_start(text, i)
+                while a < i and text[a] in "_.-":
+                    a += 1
+                if _prefixed(text[a : m.end()]):
+                    out.append((a, m.end(), "prefixed-token"))
+            i = low.find(mark, i + 1)
+    return sorted(set(out))
+
+
+def prefixed_uuids(text: str) -> list[Span]:
+    out: list[Span] = []
+    for m in _UUID_TAIL_RE.finditer(text):
+        u = m.start() - 8
+        if u < 2 or not all(c in _HEX8 for c in text[u : m.start()]) or text[u - 1] not in "_.-":
+            continue
+        a = _token_start(text, u)
+        while a < u and text[a] in "_.-":
+            a += 1
+        if a < u - 1 and _prefixed(text[a : m.end()]):
+            out.append((a, m.end(), "prefixed-token"))
+    return out
+
+
+# the secret's name is found with str.find (a literal scan), then what comes before it is checked
+_AS_PW_WORDS = ("passw", "passphrase", "pw", "secret", "token", "api")
+_AS_BEFORE_RE = re.compile(r"[ \t](?:as|is|for)[ \t]{1,16}(?:(?:the|my|your|our)[ \t]{1,16})?\Z")
+_AS_WORD_RE = re.compile(r"(?:password|passwd|passphrase|pw|pwd|secret|token|api[ _-]?key)(?![a-z])")
+_VALUE_BEFORE_RE = re.compile(r"(?:\"(?P<d>[^\"\n]{4,200})\"|'(?P<q>[^'\n]{4,200})'|(?<![\w-])use[ \t]{1,16}"
+                              r"(?P<b>[^\s\"'`]{4,200}))[ \t]{1,16}\Z", re.I)
+
+
+def _finds(low: str, word: str) -> list[int]:
+    out, i = [], low.find(word)
+    while i >= 0:
+        out.append(i)
+        i = low.find(word, i + 1)
+    return out
+
+
+def prose_as(text: str) -> list[Span]:
+    """'"X" as the password', 'use X as my token': a quoted value, or a bare one after "use", that is not a
+    plain word or a name in code."""
+    from segue.redact.checks import _CODE_RE, _STOPWORDS, is_placeholder
+
+    out: list[Span] = []
+    low = text.lower()
+    hits = sorted({i for w in _AS_PW_WORDS for i in _finds(low, w)})
+    for i in hits:
+        if (i and low[i - 1].isalpha()) or not _AS_WORD_RE.match(low, i):
+            continue
+        before = _AS_BEFORE_RE.search(low, max(0, i - 40), i)
+        if before is None:
+            continue
+        v = _VALUE_BEFORE_RE.search(text, max(0, before.start() - 230), before.start() + 1)
+        if v is None:
+            continue
+        g = "d" if v.group("d") is not None else "q" if v.group("q") is not None else "b"
+        value = v.group(g)
+        if is_placeholder(value) or value.lower() in _STOPWORDS or _CODE_RE.match(value):
+            continue
+        if re.fullmatch(r"[A-Za-z]+(?: [A-Za-z]+)*", value) or (g != "b" and " " in value.strip()):
+            continue  # words, a sentence in quotes
+        out.append((*v.span(g), "password-prose"))
+    return out
+
+
+_K8S_SECRET_RE = re.compile(r"(?im)^[ \t]{0,40}kind:[ \t]{0,16}[\"']?secret[\"']?[ \t]*$")
+_K8S_DATA_RE = re.compile(r"(?m)^(?P<ind>[ \t]{0,40})(?:data|stringData):[ \t]*\n")
+_K8S_ITEM_RE = re.compile(r"(?P<ind>[ \t]{1,40})[\w.-]{1,253}:[ \t]{1,16}(?P<s>[\"']?[^\s\"'#][^\n\"']{0,8000})")
+
+
+def k8s_secret_values(text: str) -> list[Span]:
+    """Values under data:/stringData: in a manifest of kind Secret (one YAML document)."""
+    out: list[Span] = []
+    for kind in _K8S_SECRET_RE.finditer(text):
+        doc_lo = text.rfind("\n---", 0, kind.start()) + 1
+        doc_hi = text.find("\n---", kind.end())
+        doc_hi = len(text) if doc_hi < 0 else doc_hi
+        for block in _K8S_DATA_RE.finditer(text, doc_lo, doc_hi):
+            pos, indent = block.end(), len(block.group("ind"))
+            while pos < doc_hi:
+                m = _K8S_ITEM_RE.match(text, pos)
+                if m is None or len(m.group("ind")) <= indent:
+                    break
+                v = m.group("s").strip("\"'")
+                if v and not v.startswith(("{{", "${", "<")):
+                    a = m.start("s") + (1 if m.group("s")[0] in "\"'" else 0)
+                    out.append((a, a + len(v.rstrip()), "k8s-secret-data"))
+                nl = text.find("\n", m.end())
+                pos = doc_hi if nl < 0 else nl + 1
     return out

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a data table: a rule's pattern reads best on as few lines as it takes)
 """The rule table: what each rule matches (id, tier, pattern, check) and, beside it, its speed knobs
 (keywords, gate, starts, anchor), which only skip work (tests/test_redact_prefilter.py)."""
 
@@ -11,6 +12,8 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _auth_param_ok,
+    _bearer_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
@@ -29,7 +32,15 @@ from segue.redact.checks import (
     _url_param_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
-from segue.redact.generic import quoted_literals, shaped_tokens
+from segue.redact.generic import (
+    SHORT_MARKS,
+    k8s_secret_values,
+    prefixed_uuids,
+    prose_as,
+    quoted_literals,
+    shaped_tokens,
+    short_prefixed,
+)
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 
 _I = re.I
@@ -88,9 +99,17 @@ _SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
-_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль")
-_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw")
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
+                "hasło", "lösenord", "salasana")
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
+                        r"|salasana")
+_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
+                            r"|lösenord|salasana")
+
+
+# "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
+_COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
+_UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -178,6 +197,11 @@ RULES: tuple[Rule, ...] = (
     # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
     Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
          gate=_r(r"[A-Za-z0-9]{16}")),
+    # the same judged where the 16-alphanumeric scan cannot look: a short body after a prefix that names a
+    # credential (rzp_live_…), a UUID body after one (access-production-<uuid>)
+    Rule("prefixed-short-token", 1, _r(r"(?:" + "|".join(map(re.escape, SHORT_MARKS)) + r")[A-Za-z0-9]{12}"),
+         SHORT_MARKS, finder=short_prefixed),
+    Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
          gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
@@ -197,7 +221,9 @@ RULES: tuple[Rule, ...] = (
     Rule("auth-header", 2,
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
-            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1 + r")?(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
+            r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1
+            + r"|(?-i:[A-Z][A-Za-z0-9-]{1,40})" + _SP1 + r"(?=[^\s\"'<>,]{0,200}[\d=+/:]))?"
+            r"(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
          ("authorization",), _context_ok, starts=Starts(("proxy-authorization", "authorization"))),
     Rule("cookie-header", 2,
          _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
@@ -206,7 +232,7 @@ RULES: tuple[Rule, ...] = (
     Rule("api-key-header", 2,
          _r(r"(?i)\b(?:x-api-key|x-auth-token|x-access-token|api-key|x-goog-api-key|private-token|x-functions-key"
             r"|ocp-apim-subscription-key)[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[A-Za-z0-9._~+/=-]{8,4000})"),
-         ("api-key", "auth-token", "access-token", "private-token", "functions-key", "subscription-key"),
+         ("api-key", "auth-token", "access-token", "private-token", "s-key", "subscription-key"),
          _context_ok, starts=Starts(("x-api-key", "x-auth-token", "x-access-token", "api-key", "x-goog-api-key",
                                      "private-token", "x-functions-key", "ocp-apim-subscription-key"))),
     Rule("npmrc-auth", 2, _r(r"_auth(?:Token)?" + _SP + r"=" + _SP + r"(?P<s>[^\s'\"]{1,1000})"), ("_auth",),
@@ -220,8 +246,8 @@ RULES: tuple[Rule, ...] = (
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
-         ("secret", "access", "key", "token"), _context_ok, gate=_r(r"(?i)[=>:|,][`'\"\s=]{0,5}[a-z0-9/+=]{40}"),
-         starts=Starts(("secret", "access", "key", "token"))),
+         ("secret", "access", "key", "token"), _context_ok,
+         starts=Starts(("secret", "access", "key", "token"))),  # tried at its keywords only: no gate is cheaper
     Rule("env-assignment", 2,
          _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
             r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
@@ -256,7 +282,9 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
             r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
-         gate=_r(r"(?i)(?:by|as|password)" + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"),
+         # three literal-first branches (each searched on its own) cost less than one alternation first
+         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"
+                                   for w in ("by", "as", "password"))),
          starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
          _r(r"(?i)(?:^|[;\s\"'?&])(?:password|pwd)" + _SP + "=" + _SP + "(?P<s>" + _QV + r"|[^;\s\"'&]{1,200})",
@@ -267,7 +295,8 @@ RULES: tuple[Rule, ...] = (
          _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
     Rule("password-prose", 2,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
-            r"(?:(?:is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+            r"(?:(?:" + _COPULAS + r"|is|was|will be|=|:|->)" + _SP + ":?" + _SP + ")?)(?P<s>(?!-)" + _QV + "|(?![-(<])"
+            + _BARE + ")"),
          (*_PW_KEYWORDS, "secret", "token", "key"), _prose_ok, anchor=_SECRET_ANCHOR),
     Rule("password-compare", 2,
          _r(r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')" + _SP + "[!=]==?" + _SP + "(?P<k>" + _KEY + r")\b", _I),
@@ -306,6 +335,83 @@ RULES: tuple[Rule, ...] = (
     Rule("define-secret", 2,
          _r(r"#" + _SP + r"define" + _SP1 + r"(?P<k>\w{1,70})" + _SP1 + r"(?P<s>\"[^\"\n]{1,200}\"|[^\s\"]{6,200})"),
          ("define",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
+    # name/value pairs: k8s env lists, XML <add key= value=>, JSON {"name": …, "value": …}, CloudFormation
+    Rule("name-value-pair", 2,
+         _r(r"(?i)[\"']?(?:name|key|parameterkey|variable)[\"']?" + _SP + "[:=]" + _SP + r"[\"']?(?P<k>[\w.-]{1,70})[\"']?"
+            + _SP + r"[,;]?" + _SP + r"(?:\r?\n[ \t]{0,40}-?[ \t]{0,4})?[\"']?(?:value|parametervalue|default)[\"']?" + _SP
+            + "[:=]" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("value",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True),
+         starts=Starts(("name", "key", "parameterkey", "variable"), "\"'", 1)),
+    # a Markdown table row | KEY | value |
+    Rule("table-row-secret", 2,
+         _r(r"(?:(?<=\| `)|(?<=\|`)|(?<=\| )|(?<=\|))(?P<k>[\w.-]{1,70})`?" + _SP + r"\|" + _SP + r"`?(?P<s>[^\s|`]{6,400})`?"
+            + _SP + r"\|"),
+         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
+         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), anchor=_SECRET_ANCHOR),
+    # single-dash flags of tools that take a password (-storepass, -keypass, -passphrase, -rpcpassword)
+    Rule("single-dash-secret-flag", 2,
+         _r(r"(?i)-(?<![\w-]-)(?P<k>[a-z]{0,16}(?:pass|password|passwd|pwd|passphrase|secret|token))(?:=|" + _SP1
+            + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
+         ("pass", "pwd", "secret", "token"), _secret_flag_ok),
+    # tools with a short password flag or a password inside an argument
+    Rule("tool-login-password", 2,
+         _r(r"(?i)\b(?:docker|podman|helm|oras|skopeo|buildah|nerdctl|crane)\b[^\n|;&]{0,200}?\blogin\b[^\n|;&]{0,200}?"
+            + _SP1 + r"-p(?:=|" + _SP1 + r")(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("login",), _context_ok,
+         starts=Starts(("docker", "podman", "helm", "oras", "skopeo", "buildah", "nerdctl", "crane"))),
+    Rule("sqlcmd-password", 2,
+         _r(r"(?i)\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("-p",), _context_ok, starts=Starts(("sqlcmd", "bcp", "osql", "isql"))),
+    Rule("ldap-password", 2,
+         _r(r"(?i)\bldap[a-z]{0,12}\b[^\n|;&]{0,300}?" + _SP1 + r"-w" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("ldap",), _context_ok, starts=_AT_KEYWORD),
+    Rule("smb-user-password", 2,
+         _r(r"(?i)\b(?:smbclient|rpcclient|smbmap|smbget|net use|mount\.cifs)\b[^\n|;&]{0,300}?" + _SP1
+            + r"(?:-U|--user(?:name)?=?)" + _SP + r"['\"]?[^\s%'\"]{1,100}%(?P<s>[^\s'\"]{1,200})"),
+         ("smbclient", "rpcclient", "smbmap", "smbget", "net use", "mount.cifs"), _context_ok, starts=_AT_KEYWORD),
+    Rule("7z-password", 2,
+         _r(r"(?i)\b(?:7z|7za|7zz|7zr)\b[^\n|;&]{0,300}?" + _SP1 + r"-p(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"),
+         ("-p",), _context_ok, starts=Starts(("7z",))),
+    Rule("zip-password", 2,
+         _r(r"(?i)\b(?:zip|unzip|zipcloak)\b[^\n|;&]{0,300}?" + _SP1 + r"-P" + _SP1 + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("-p",), _context_ok, starts=Starts(("zip", "unzip", "zipcloak"))),
+    Rule("openssl-password", 2,
+         _r(r"(?i)\bopenssl\b[^\n|;&]{0,400}?" + _SP1 + r"(?:-pass(?:in|out)?|-passphrase|-k)" + _SP1
+            + r"(?!env:|file:|fd:|stdin)(?:pass:)?(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
+         ("openssl",), _context_ok, starts=_AT_KEYWORD),
+    Rule("pass-colon-literal", 2, _r(r"(?<![\w:])pass:(?P<s>[^\s'\"]{4,200})"), ("pass:",), _context_ok,
+         starts=_AT_KEYWORD),
+    Rule("oracle-userpass", 2,
+         _r(r"(?i)\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:" + _SP1 + r"-[a-z]{1,10})*" + _SP1
+            + r"[\w$#]{1,60}/(?P<s>[^\s@/'\"]{1,200})@"),
+         ("sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"), _context_ok, starts=_AT_KEYWORD),
+    Rule("auth-header-param", 2,
+         _r(r"(?i)(?<![\w-])(?:signature|response|credential)=\"?(?P<s>[A-Za-z0-9+/=_.-]{16,400})"),
+         ("signature=", "response=", "credential="), _auth_param_ok,
+         starts=Starts(("signature=", "response=", "credential="))),
+    # "Bearer <token>" wherever it is written (a JS template, a log line, an SDK call), not only after
+    # "Authorization:"; the token must look random
+    Rule("bearer-token", 2,
+         _r(r"(?i)\bbearer" + _SP1 + r"(?P<s>[A-Za-z0-9._~+/=-]{16,4000})"), ("bearer",), _bearer_ok,
+         starts=_AT_KEYWORD),
+    # every value of a Kubernetes Secret's data/stringData block (base64 or not, whatever its key)
+    Rule("k8s-secret-data", 2, _r(r"(?i)kind:" + _SP + "secret"), ("kind:",), finder=k8s_secret_values),
+    # Windows' setx NAME value and a secrets CLI's `secret set NAME --body value` (gh, and the like)
+    Rule("setx-secret", 2,
+         _r(r"(?i)\bsetx(?:" + _SP1 + r"/m)?" + _SP1 + r"(?P<k>[\w.-]{1,70})" + _SP1
+            + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("setx",), _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True), starts=_AT_KEYWORD),
+    Rule("cli-secret-body", 2,
+         _r(r"(?i)\bsecrets?" + _SP1 + r"(?:set|create|put|add|write|update)\b[^\n|;&]{0,200}?" + _SP1
+            + r"(?:--body|--value|--secret-string|--data|-b)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV
+            + "|(?![-<@])" + _BARE + ")"),
+         ("secret",), _context_ok, starts=_AT_KEYWORD),
+    # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
+    Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
+         ("pass", "pw", "secret", "token", "key"), finder=prose_as),
+    # ID:SECRET pairs of 16 upper-case alphanumerics and 64 base64 characters (Confluent Cloud API keys)
+    Rule("api-key-pair", 1, _r(r"(?<![A-Za-z0-9])[A-Z0-9]{16}:(?P<s>[A-Za-z0-9+/]{64})(?![A-Za-z0-9+/])"),
+         gate=_r(r"(?i):[a-z0-9+/]{64}")),
     Rule("curlopt-secret", 2,
          _r(r"CURLOPT_(?:\w{0,30}PASSWORD|\w{0,30}PASSWD|\w{0,10}USERPWD|XOAUTH2_BEARER|\w{0,30}TOKEN|\w{0,30}SECRET)"
             + _SP + "," + _SP + r"(?P<s>\"[^\"\n]{1,400}\"|'[^'\n]{1,400}')"), ("curlopt_",), _context_ok),
@@ -320,8 +426,9 @@ RULES: tuple[Rule, ...] = (
          _r(r"\bhtpasswd(?P<f>(?:" + _SP1 + r"-[a-zA-Z]{1,6}){1,4})" + _SP1 + r"\S{1,300}" + _SP1 + r"\S{1,200}" + _SP1
             + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("htpasswd",), _htpasswd_ok),
     Rule("password-prose-for", 2,
-         _r(r"(?i)\b(?:password|passwd|pw|pwd|passcode|passphrase)" + _SP1 + r"(?:for|of|to|on|at)" + _SP1
-            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
+         _r(r"(?i)\b(?:password|passwd|passwort|pw|pwd|passcode|passphrase)" + _SP1
+            + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de)" + _SP1
+            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
             + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
     Rule("oauth-param", 2,
          _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
