@@ -8,7 +8,7 @@
 - G1 (before): `session-<minute>-<id8>.json` documents under `tmp/<sha256 of the root>/`; some of them also
   copied into the slug dir by the CLI's migration (the same session twice on disk, listed once).
 
-Not wired into bench/generate.py yet: `plans()` and `write_all()` are what the corpus generator calls.
+`plans()` and `write_all()` are what the corpus generator (bench/generate.py) calls.
 """
 
 from __future__ import annotations
