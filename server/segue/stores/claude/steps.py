@@ -11,10 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-# not `from segue.stores.claude import triage`: its hasattr runs the package's lazy __getattr__, whose
-# import of claude.api needs this module's reader half-loaded (an import circle when no test loaded triage first)
-import segue.stores.claude.triage as triage
 from segue.model import ReadStats, Step, parse_time
+from segue.stores.claude import triage
 from segue.stores.claude.records import (
     BASH_INPUT,
     Replaced,
