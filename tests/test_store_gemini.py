@@ -21,7 +21,7 @@ from segue.model import ReadStats, Session, Step
 from segue.stores.base import Env
 from segue.stores.gemini import DESCRIPTOR, GeminiReader, new_session_argv, resume_argv, shell_exit_code, user_request
 from segue.stores.gemini import reader as gm
-from tests.conftest import assert_steps_match_scenario, real_fixture
+from tests.conftest import assert_steps_match_scenario, load_fixture, real_fixture
 
 SID = "2b9dab38-2b13-436b-b7b4-6a6fd3b5ab1e"
 SID2 = "40a256a0-71c4-4436-9739-f15912f5d820"
@@ -517,11 +517,8 @@ def test_reader_never_writes_with_a_negative_control(tmp_path: Path) -> None:
 
 
 def real_store(tmp_path: Path) -> tuple[GeminiReader, dict[str, Any], Path]:
-    d, exp = real_fixture("gemini")
-    copy = tmp_path / "fx"
-    shutil.copytree(d, copy, symlinks=True)
-    environ = {k: str(copy / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
-    return GeminiReader(Env(home=copy / exp["env"].get("HOME", "home"), environ=environ)), exp, copy
+    env, exp, copy = load_fixture("gemini", copy_to=tmp_path / "fx")
+    return GeminiReader(env), exp, copy
 
 
 def test_real_fixture_lists_every_session(tmp_path: Path) -> None:
