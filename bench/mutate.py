@@ -1,8 +1,9 @@
 """The "1 % of sessions changed" step: new activity in some sessions, as each runtime writes it, and the undo.
 
-Claude Code and Codex append records to the transcript; Cline rewrites the messages document and updates its
-`sessions` row; OpenCode inserts message and part rows and bumps `session.time_updated`. `undo` puts every
-touched file back byte for byte with its old mtime, so the cached corpus stays what the generator wrote.
+Claude Code, Codex and Gemini CLI (its JSONL generation) append records to the transcript; Cline rewrites the
+messages document and updates its `sessions` row; OpenCode inserts message and part rows and bumps
+`session.time_updated`. `undo` puts every touched file back byte for byte with its old mtime, so the cached
+corpus stays what the generator wrote.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Change:
 
 def choose(sessions: list[dict[str, Any]], fraction: float, seed: int) -> list[dict[str, Any]]:
     """Sessions a user could have touched: current-generation stores, not the huge brief targets."""
-    pool = [s for s in sessions if s["gen"] in ("C1", "C2", "C3", "X2", "X3", "X4", "X5", "E2", "S1")
+    pool = [s for s in sessions if s["gen"] in ("C1", "C2", "C3", "X2", "X3", "X4", "X5", "E2", "S1", "G2")
             and s.get("path") and (s["path"].endswith(".db") or os.path.getsize(s["path"]) < BIG)]
     k = max(1, round(fraction * len(sessions)))
     return random.Random(seed).sample(pool, min(k, len(pool)))
@@ -65,7 +66,7 @@ def apply(chosen: list[dict[str, Any]], home: Path, backup_dir: Path) -> Change:
     cl: list[dict[str, Any]] = []
     for s in chosen:
         rt = s["runtime"]
-        if rt in ("claude", "codex"):
+        if rt in ("claude", "codex", "gemini"):
             _append_jsonl(ch, s, now)
         elif rt == "opencode":
             oc.append(s)
@@ -89,6 +90,9 @@ def _append_jsonl(ch: Change, s: dict[str, Any], now: float) -> None:
                  "cwd": "/home/me/src", "gitBranch": "main"},
                 {"type": "last-prompt", "lastPrompt": text, "leafUuid": f"bench-{int(now * 1000)}",
                  "sessionId": s["id"]}]
+    elif s["runtime"] == "gemini":  # a typed turn and the CLI's lastUpdated after it
+        recs = [{"id": f"bench-{int(now * 1000)}", "timestamp": iso(now), "type": "user", "content": [{"text": text}]},
+                {"$set": {"lastUpdated": iso(now)}}]
     else:
         recs = [{"timestamp": iso(now), "type": "event_msg", "payload": {"type": "user_message", "message": text}},
                 {"timestamp": iso(now), "type": "event_msg",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.proc import Run, median
+from segue.stores import RUNTIMES
 
 
 @dataclass
@@ -77,7 +78,7 @@ TARGETS: dict[str, tuple[str, Callable[[Figure], bool]]] = {
     "read_per_file": ("≤ 32 KiB", lambda f: _le(f.wall, 32)),
     "list_changed": ("≤ 1.3 × warm", lambda f: f.floor is not None and _le(f.wall, 1.3 * f.floor.wall)),
     **{f"list_changed_{rt}": ("≤ 1.3 × warm", lambda f: f.floor is not None and _le(f.wall, 1.3 * f.floor.wall))
-       for rt in ("claude", "codex", "opencode", "cline")},
+       for rt in RUNTIMES},
     "brief_claude": ("≤ 0.5 s, ≤ 50 MB", lambda f: _le(f.wall, 0.5) and _le(f.rss_mb, 50)),
     "brief_codex": ("≤ 0.5 s, ≤ 50 MB", lambda f: _le(f.wall, 0.5) and _le(f.rss_mb, 50)),
     "brief_huge": ("≤ 50 MB", lambda f: _le(f.rss_mb, 50)),

@@ -30,6 +30,7 @@ from bench.check import check
 from bench.lsp_client import Client, LspError
 from bench.proc import Run, Spawner, cold_method, evict, median
 from bench.report import Figure, write_reports
+from segue.stores import RUNTIMES
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable  # the interpreter running the bench (any venv): never a path inside the checkout
@@ -179,7 +180,7 @@ class Bench:
         self.figures.append(fig)
         self.run(argv, self.env(), keep_stdout=False)  # leave the cache settled
         # per runtime: 1 % of that runtime's sessions changed, the rest as they were
-        for rt in ("claude", "codex", "opencode", "cline"):
+        for rt in RUNTIMES:
             pool = [s for s in self.expected["sessions"] if s["runtime"] == rt]
             if not pool:
                 continue
@@ -415,7 +416,7 @@ class Bench:
 
 def _files_per_runtime(files_txt: Path) -> dict[str, int]:
     marks = (("/.claude/", "claude"), ("/.codex/", "codex"), ("/opencode/", "opencode"), ("/.cline/", "cline"),
-             ("/saoudrizwan.claude-dev/", "cline"))
+             ("/saoudrizwan.claude-dev/", "cline"), ("/.gemini/", "gemini"))
     out: dict[str, int] = {}
     for line in files_txt.read_text().splitlines():
         rt = next((r for m, r in marks if m in line), None)

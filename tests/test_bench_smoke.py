@@ -1,6 +1,6 @@
 """The benchmark's correctness half at a tiny size: the generator's stores are complete and found by Segue.
 
-`bench.generate` writes all four runtimes' stores (every generation, subagents, a big transcript by block
+`bench.generate` writes every registered runtime's stores (every generation, subagents, a big transcript by block
 copies); `segue list --json --all` must list every generated session with its first request. Timing is
 `python -m bench.run`'s job, not this test's.
 """
@@ -19,6 +19,7 @@ import pytest
 
 from bench.check import check, first_request_matches
 from bench.generate import generate
+from segue.stores import RUNTIMES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,10 +41,10 @@ def _listed(home: Path, state: Path) -> list[dict[str, Any]]:
 def test_every_generated_session_and_first_request_is_listed(tmp_path: Path) -> None:
     exp = _tiny(tmp_path / "corpus")
     counts = exp["counts"]
-    assert set(counts) == {"claude", "codex", "opencode", "cline"} and all(n == 12 for n in counts.values())
+    assert set(counts) == set(RUNTIMES) and all(n == 12 for n in counts.values())
     gens = {s["gen"] for s in exp["sessions"]}
     # the mix the benchmark relies on is really there: several generations, subagents, a big transcript
-    assert {"C3", "X5", "E2", "S1"} <= gens, gens
+    assert {"C3", "X5", "E2", "S1", "G1", "G2"} <= gens, gens
     assert any(s["parent_id"] for s in exp["sessions"])
     assert exp["targets"]["claude"]["bytes"] > 300_000 and exp["targets"]["codex"]["bytes"] > 300_000
 

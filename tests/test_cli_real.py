@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from segue.redact import redact_text
-from segue.stores import RUNTIMES
+from segue.stores import RUNTIMES, descriptor
 from tests.conftest import REAL, real_fixture
 
 
@@ -53,8 +53,9 @@ class Stores:
             for s in exp["sessions"]:
                 cwd = Path(s["cwd"])
                 cwd.mkdir(parents=True, exist_ok=True)
-                # OpenCode stores no branch: Segue reads it live from the directory, so give it the repo it had
-                if exp["runtime"] == "opencode" and s["branch"] and not (cwd / ".git").exists():
+                # a runtime that stores no branch: Segue reads it live from the directory, so give the
+                # directory the repo it had
+                if descriptor(exp["runtime"]).branch_from_checkout and s["branch"] and not (cwd / ".git").exists():
                     subprocess.run(["git", "init", "-q", "-b", s["branch"], str(cwd)], check=True)
 
     def run(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:

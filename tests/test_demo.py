@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from segue.demo import DATA
+from segue.stores import RUNTIMES
 
 
 def test_demo_lists_and_briefs_the_bundled_sample(tmp_path: Path) -> None:
@@ -19,7 +20,7 @@ def test_demo_lists_and_briefs_the_bundled_sample(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("SAMPLE:")
     bundled = sorted(d.name for d in DATA.iterdir() if d.is_dir())
-    assert set(bundled) == {"claude", "codex", "opencode", "cline"}
+    assert set(bundled) == set(RUNTIMES)  # one sample per registered runtime
     table = p.stdout.split("SAMPLE brief")[0]
     for rt in bundled:
         assert f"\n{rt} " in table, f"no {rt} session in the demo listing"

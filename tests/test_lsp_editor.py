@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from segue.lsp import protocol as P
+from segue.stores import RUNTIMES
 from tests.test_lsp_harness import SERVER, Stores, init_params, keep_plain_json
 
 STORES = Stores("editor")
@@ -113,7 +114,7 @@ async def test_revoke_token_withdraws_only_this_surfaces_live_tokens(client: Lan
 
 async def test_locations_name_every_runtimes_store(client: LanguageClient) -> None:
     locs = (await call(client, P.LOCATIONS, {}))["locations"]
-    assert {loc["runtime"] for loc in locs} == {"claude", "codex", "opencode", "cline"}
+    assert {loc["runtime"] for loc in locs} == set(RUNTIMES)
     for loc in locs:
         assert set(loc) == {"runtime", "path", "exists", "how_to_override"}
         assert isinstance(loc["exists"], bool) and loc["path"]

@@ -79,6 +79,17 @@ def new_session_files(src: Path, dest_dir: Path, old_id: str) -> str:
     return new_id
 
 
+def new_gemini_session(chats: Path, old_id: str) -> str:
+    """A new Gemini CLI session file beside the others: its name carries the minute it began and only the
+    id's first 8 characters (which fresh_id keeps), so it gets a later minute."""
+    src = next(chats.glob(f"session-*-{old_id[:8]}.jsonl"))
+    new_id = fresh_id(old_id)
+    tmp = chats.parent / f".{new_id}.tmp"
+    tmp.write_text(src.read_text(encoding="utf-8").replace(old_id, new_id), encoding="utf-8")
+    tmp.rename(chats / f"session-2026-12-31T00-00-{new_id[:8]}.jsonl")
+    return new_id
+
+
 def new_opencode_row(db: Path, old_id: str) -> str:
     """A new session row in OpenCode's SQLite store (WAL mode, as OpenCode leaves it)."""
     new_id = old_id[:-6] + uuid.uuid4().hex[:6]
@@ -114,8 +125,8 @@ async def idle_window(client: LanguageClient) -> None:
 
 @pytest.mark.slow
 async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> None:
-    """One server for both halves (start-up dominates): first idle, then a new session in each of the four
-    stores and new activity, each announced within 2 s (which also proves the watcher outlived the idle)."""
+    """One server for both halves (start-up dominates): first idle, then a new session in each runtime's
+    store and new activity, each announced within 2 s (which also proves the watcher outlived the idle)."""
     await settle(client)
     await idle_window(client)
     lat: dict[str, float] = {}
@@ -133,6 +144,7 @@ async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> No
         "opencode": lambda: new_opencode_row(home["opencode"] / ".local" / "share" / "opencode" / "opencode.db",
                                              first["opencode"]),
         "cline": lambda: new_session_files(cline / first["cline"], cline, first["cline"]),
+        "gemini": lambda: new_gemini_session(home["gemini"] / ".gemini" / "tmp" / "one" / "chats", first["gemini"]),
     }
     new_ids: dict[str, str] = {}
     for rt in STORES.expected:

@@ -17,6 +17,7 @@ import pytest
 
 from segue import resume
 from segue.model import Session
+from segue.stores import RUNTIMES
 from tests.test_cli_real import Stores
 
 HOSTILE = ["plain", "a b", "it's", "$HOME", "`id`", "$(id)", "semi;colon", "back\\slash", 'dq"uote',
@@ -121,7 +122,7 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Stores:
     return Stores(tmp_path_factory.mktemp("stores"))
 
 
-@pytest.mark.parametrize("rt", ["claude", "codex", "opencode", "cline"])
+@pytest.mark.parametrize("rt", RUNTIMES)
 def test_cli_print_pasted_into_a_fresh_terminal_runs_the_dry_run_plan(stores: Stores, rt: str, tmp_path: Path
                                                                      ) -> None:
     for exp in stores.sessions(rt):

@@ -17,7 +17,9 @@ NATIVE = {
     "codex": ["codex", "resume", "ID"],
     "opencode": ["opencode", "--session", "ID"],
     "cline": ["cline", "--auto-approve", "false", "--id", "ID"],
+    "gemini": ["gemini", "--resume", "ID"],
 }
+CWD_BOUND = ("claude", "opencode", "gemini")  # native resume only from the session's own directory
 
 
 def sess(rt: str, **kw: object) -> Session:
@@ -44,7 +46,7 @@ def test_reasons(rt: str) -> None:
     vsx = sess(rt, resumable=False, resume_blocker="cli_cannot_reopen")
     assert resume.choose(vsx, target=None, new=False, cwd=None, in_store=True) == ("new_session", "not_resumable")
     moved = resume.choose(sess(rt), target=None, new=False, cwd="/elsewhere", in_store=True)
-    if rt in ("claude", "opencode"):  # native resume only from the session's own directory
+    if rt in CWD_BOUND:
         assert moved == ("new_session", "cwd_override")
     else:
         assert moved == ("native", "native")

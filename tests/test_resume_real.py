@@ -44,12 +44,18 @@ BRIEF_ANSWER = "I read the brief. Shall I continue with the task it describes?" 
 
 # The interactive forms each CLI was seen to accept under a terminal (kept apart from resume.py on purpose).
 NATIVE_ARGS = {"claude": ["--resume", "{id}"], "codex": ["resume", "{id}"], "opencode": ["--session", "{id}"],
-               "cline": ["--auto-approve", "false", "--id", "{id}"]}
+               "cline": ["--auto-approve", "false", "--id", "{id}"], "gemini": ["--resume", "{id}"]}
 NEW_ARGS = {"claude": [], "codex": [], "opencode": ["--prompt"],
             # without --tui, Cline runs a prompt argument headless and exits (checked on 3.0.65)
-            "cline": ["--auto-approve", "false", "--tui"]}
+            "cline": ["--auto-approve", "false", "--tui"],
+            "gemini": ["--prompt-interactive"]}  # -p would be one-shot (checked on 0.61.0)
 READY = {"claude": "for shortcuts", "codex": "for shortcuts", "opencode": "ctrl+p commands",
-         "cline": "Ask anything"}
+         "cline": "Ask anything", "gemini": "Type your message"}
+# seconds a TUI shows its input box before it takes keys (keys typed earlier are lost): Cline's hub is still
+# loading the session, Gemini CLI's resumed history is still being drawn
+SETTLE = {"cline": 3.0, "gemini": 6.0}
+# the command that quits a TUI, typed and entered; the others quit on Ctrl+C
+QUIT = {"claude": "/exit", "gemini": "/quit"}
 
 
 def marker(rt: str, sid: str) -> str:
@@ -57,7 +63,7 @@ def marker(rt: str, sid: str) -> str:
 
 
 def require(rt: str) -> Path:
-    """The runtime's CLI; a missing one fails the test (CI installs all four)."""
+    """The runtime's CLI; a missing one fails the test (CI installs every one)."""
     binary = h.runtime_bin(rt)
     if binary is None:
         pytest.fail(f"{rt} is not installed: run tests/realruntimes/install.sh {rt}")
@@ -86,20 +92,28 @@ class Store:
         self.rt, self.home = rt, home
 
     def ids(self) -> set[str]:
-        if self.rt == "claude":
-            return {p.stem for p in (self.home / ".claude" / "projects").glob("*/*.jsonl")}
-        if self.rt == "codex":
-            return {p.stem[-36:] for p in (self.home / ".codex" / "sessions").rglob("rollout-*.jsonl")}
-        if self.rt == "opencode":
-            return {r[0] for r in self._oc("SELECT id FROM session WHERE parent_id IS NULL")}
-        d = self.home / ".cline" / "data" / "sessions"
-        return {p.name for p in d.iterdir() if p.is_dir()} if d.is_dir() else set()
+        ids: set[str] = getattr(self, f"_ids_{self.rt}")()
+        return ids
 
     def turns(self, sid: str) -> list[tuple[str, str]]:
         try:
-            return getattr(self, f"_turns_{self.rt}")(sid)
+            turns: list[tuple[str, str]] = getattr(self, f"_turns_{self.rt}")(sid)
+            return turns
         except (OSError, ValueError, KeyError):
             return []  # not written yet, or mid-write
+
+    def _ids_claude(self) -> set[str]:
+        return {p.stem for p in (self.home / ".claude" / "projects").glob("*/*.jsonl")}
+
+    def _ids_codex(self) -> set[str]:
+        return {p.stem[-36:] for p in (self.home / ".codex" / "sessions").rglob("rollout-*.jsonl")}
+
+    def _ids_opencode(self) -> set[str]:
+        return {r[0] for r in self._oc("SELECT id FROM session WHERE parent_id IS NULL")}
+
+    def _ids_cline(self) -> set[str]:
+        d = self.home / ".cline" / "data" / "sessions"
+        return {p.name for p in d.iterdir() if p.is_dir()} if d.is_dir() else set()
 
     def _turns_claude(self, sid: str) -> list[tuple[str, str]]:
         (path,) = (self.home / ".claude" / "projects").glob(f"*/{sid}.jsonl")
@@ -142,6 +156,41 @@ class Store:
         doc = json.loads((self.home / ".cline" / "data" / "sessions" / sid / f"{sid}.messages.json").read_text())
         return [(m["role"], b["text"]) for m in doc["messages"] for b in m.get("content", [])
                 if b.get("type") == "text"]
+
+    def _gemini_files(self) -> dict[Path, list[dict[str, Any]]]:
+        """Top-level session files (subagents live one level down) with their records. A resume in another
+        minute adds a startup-only twin with the same sessionId: ids are sets, turns take the fullest file."""
+        return {p: _jsonl(p) for p in (self.home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")}
+
+    def _ids_gemini(self) -> set[str]:
+        return {recs[0]["sessionId"] for recs in self._gemini_files().values() if recs and "sessionId" in recs[0]}
+
+    def _turns_gemini(self, sid: str) -> list[tuple[str, str]]:
+        best: list[tuple[str, str]] = []
+        for recs in self._gemini_files().values():
+            if not recs or recs[0].get("sessionId") != sid:
+                continue
+            msgs: dict[str, dict[str, Any]] = {}  # a re-appended message keeps its first place (JS Map.set)
+            for r in recs[1:]:
+                if isinstance((r.get("$set") or {}).get("messages"), list):
+                    msgs = {m["id"]: m for m in r["$set"]["messages"]}
+                elif "$rewindTo" in r:
+                    keys = list(msgs)
+                    cut = keys.index(r["$rewindTo"]) if r["$rewindTo"] in msgs else 0
+                    msgs = {k: msgs[k] for k in keys[:cut]}
+                elif r.get("type") in ("user", "gemini") and "id" in r:
+                    msgs[r["id"]] = r
+            turns = []
+            for m in msgs.values():
+                c = m.get("content")
+                text = c if isinstance(c, str) else "".join(
+                    p.get("text", "") for p in c if isinstance(p, dict)) if isinstance(c, list) else ""
+                if m["type"] == "user" and text and not text.startswith(("<session_context>", "<hook_context>")):
+                    turns.append(("user", text))
+                elif m["type"] == "gemini" and text:
+                    turns.append(("assistant", text))
+            best = max(best, turns, key=len)
+        return best
 
 
 def unwrap(text: str) -> str:
@@ -230,27 +279,44 @@ class Scratch:
         cwd = h.make_git_repo(self.work(rt), f"feature/{rt}-resume")
         prompt = SOURCE_PROMPT.format(rt=rt)
         before = self.store(rt).ids()
-        if rt == "claude":
-            out = self.offline([binary, "-p", prompt, "--model", "fake-model", "--output-format", "json"], cwd)
-            sid = json.loads(out)["session_id"]
-        elif rt == "codex":
-            out = self.offline([binary, "exec", "--json", "--skip-git-repo-check", prompt], cwd)
-            (sid,) = [e["thread_id"] for e in events(out) if e.get("type") == "thread.started"]
-        elif rt == "opencode":
-            out = self.offline([binary, "run", "--format", "json", prompt], cwd)
-            (sid,) = {e["sessionID"] for e in events(out) if "sessionID" in e}
-        else:
-            try:
-                self.offline([binary, "auth", "-p", "openai-compatible", "-k", "dummy-key", "-m", "fake-model",
-                              "-b", f"http://127.0.0.1:{h.DEFAULT_PORT}/v1"], cwd)  # starts no hub
-                self.offline([binary, "--json", prompt], cwd)  # prints no session id: the new directory
-            finally:
-                self.stop_cline_hub()
-            (sid,) = self.store(rt).ids() - before
+        sid: str = getattr(self, f"_first_session_{rt}")(binary, prompt, cwd, before)
         assert self.store(rt).ids() - before == {sid}
         assert [unwrap(t) for role, t in self.store(rt).turns(sid) if role == "user"] == [prompt]
         self.sources[rt] = Source(rt, sid, cwd, prompt)
         return self.sources[rt]
+
+
+    # each runtime's first session, run non-interactively: (binary, prompt, cwd, ids before) -> its id
+
+    def _first_session_claude(self, binary: str, prompt: str, cwd: Path, before: set[str]) -> str:
+        out = self.offline([binary, "-p", prompt, "--model", "fake-model", "--output-format", "json"], cwd)
+        sid: str = json.loads(out)["session_id"]
+        return sid
+
+    def _first_session_codex(self, binary: str, prompt: str, cwd: Path, before: set[str]) -> str:
+        out = self.offline([binary, "exec", "--json", "--skip-git-repo-check", prompt], cwd)
+        (sid,) = [e["thread_id"] for e in events(out) if e.get("type") == "thread.started"]
+        return str(sid)
+
+    def _first_session_opencode(self, binary: str, prompt: str, cwd: Path, before: set[str]) -> str:
+        out = self.offline([binary, "run", "--format", "json", prompt], cwd)
+        (sid,) = {e["sessionID"] for e in events(out) if "sessionID" in e}
+        return str(sid)
+
+    def _first_session_cline(self, binary: str, prompt: str, cwd: Path, before: set[str]) -> str:
+        try:
+            self.offline([binary, "auth", "-p", "openai-compatible", "-k", "dummy-key", "-m", "fake-model",
+                          "-b", f"http://127.0.0.1:{h.DEFAULT_PORT}/v1"], cwd)  # starts no hub
+            self.offline([binary, "--json", prompt], cwd)  # prints no session id: the new directory
+        finally:
+            self.stop_cline_hub()
+        (sid,) = self.store("cline").ids() - before
+        return sid
+
+    def _first_session_gemini(self, binary: str, prompt: str, cwd: Path, before: set[str]) -> str:
+        out = self.offline([binary, "-p", prompt, "--output-format", "json"], cwd)
+        sid: str = json.loads(out[out.index("{"):])["session_id"]  # after any warnings it logs first
+        return sid
 
 
 def events(stdout: str) -> list[dict[str, Any]]:
@@ -358,8 +424,8 @@ def quit_tui(rt: str, pane: Pane) -> str:
     """Quit the TUI as a person would; returns the pane's exit status. A Ctrl+C that lands while a turn
     is still finishing only interrupts it (Codex), so quit again until the pane exits."""
     for _ in range(3):
-        if rt == "claude":
-            pane.type("/exit")
+        if rt in QUIT:
+            pane.type(QUIT[rt])
             time.sleep(0.5)
             pane.key("Enter")
         else:
@@ -420,8 +486,7 @@ def test_native_resume_runs_the_dry_run_argv_and_appends_to_the_same_session(
     want = [("user", typed), ("assistant", "OK.")]
 
     def play(pane: Pane, launched: Launched) -> None:
-        if rt == "cline":
-            time.sleep(3)  # the input box shows before the hub has loaded the session; earlier keys are lost
+        time.sleep(SETTLE.get(rt, 0))
         pane.type(typed)
         time.sleep(2 if rt == "codex" else 0.7)  # Codex takes keys and Enter in one burst as a paste
         pane.key("Enter")
@@ -452,7 +517,7 @@ def test_new_session_from_a_brief_carries_the_marker_and_is_traced(rt: str, scra
     assert text.index(src.id) < text.index(new.id)
 
 
-@pytest.mark.parametrize(("source", "target"), [("claude", "codex"), ("codex", "claude")])
+@pytest.mark.parametrize(("source", "target"), [("claude", "codex"), ("codex", "claude"), ("claude", "gemini")])
 def test_handoff_across_runtimes_is_traced(source: str, target: str, scratch: Scratch, tmp_path: Path) -> None:
     require(target)
     src = scratch.source(source)

@@ -69,7 +69,7 @@ def test_nothing_matched_is_exit_1_and_says_so(stores: Stores) -> None:
 
 @pytest.mark.parametrize("args", [(), ("*",), ('"',), ("",), ("x" * 10_000,), ("--since", "soon", "files"),
                                   ("--in", "reasoning", "files"), ("--limit", "0", "files"), ("--forget", "files"),
-                                  ("--runtime", "gemini", "files")])
+                                  ("--runtime", "emacs", "files")])
 def test_usage_errors_exit_2_without_a_traceback(stores: Stores, args: tuple[str, ...]) -> None:
     p = run(stores, *args)
     assert p.returncode == 2, p.stderr

@@ -78,7 +78,7 @@ async def test_no_secret_in_a_reply(client: LanguageClient) -> None:
 
 
 @pytest.mark.parametrize("params", [{}, {"query": 3}, {"query": "*"}, {"query": "x" * 10_000},
-                                    {"query": "files", "limit": 0}, {"query": "files", "runtime": "gemini"},
+                                    {"query": "files", "limit": 0}, {"query": "files", "runtime": "emacs"},
                                     {"query": "files", "in": ["reasoning"]}, {"query": "files", "since": "later"},
                                     {"query": "files", "bogus": 1}])
 async def test_bad_params_are_invalid_params(client: LanguageClient, params: dict[str, Any]) -> None:

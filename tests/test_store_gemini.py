@@ -21,7 +21,7 @@ from segue.model import ReadStats, Session, Step
 from segue.stores.base import Env
 from segue.stores.gemini import DESCRIPTOR, GeminiReader, new_session_argv, resume_argv, shell_exit_code, user_request
 from segue.stores.gemini import reader as gm
-from tests.conftest import assert_steps_match_scenario, real_fixture
+from tests.conftest import assert_steps_match_scenario, load_fixture, real_fixture
 
 SID = "2b9dab38-2b13-436b-b7b4-6a6fd3b5ab1e"
 SID2 = "40a256a0-71c4-4436-9739-f15912f5d820"
@@ -517,11 +517,8 @@ def test_reader_never_writes_with_a_negative_control(tmp_path: Path) -> None:
 
 
 def real_store(tmp_path: Path) -> tuple[GeminiReader, dict[str, Any], Path]:
-    d, exp = real_fixture("gemini")
-    copy = tmp_path / "fx"
-    shutil.copytree(d, copy, symlinks=True)
-    environ = {k: str(copy / v) for k, v in exp.get("env", {}).items() if k != "HOME"}
-    return GeminiReader(Env(home=copy / exp["env"].get("HOME", "home"), environ=environ)), exp, copy
+    env, exp, copy = load_fixture("gemini", copy_to=tmp_path / "fx")
+    return GeminiReader(env), exp, copy
 
 
 def test_real_fixture_lists_every_session(tmp_path: Path) -> None:
@@ -540,6 +537,55 @@ def test_real_fixture_lists_every_session(tmp_path: Path) -> None:
         assert s.started_at and s.updated_at and s.updated_at >= s.started_at
         assert s.model and not s.problems and not s.live, (want["scenario"], s.problems)
         assert r.exists(s)
+
+
+def _raw_times(path: Path) -> tuple[str, str]:
+    """(startTime, the latest lastUpdated or message timestamp) straight from a JSONL session file."""
+    started, times = None, []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if "sessionId" in rec and "startTime" in rec:
+            started = min(filter(None, [started, rec["startTime"]]))
+        times += [rec.get("lastUpdated"), rec.get("timestamp"), (rec.get("$set") or {}).get("lastUpdated")]
+        times += [m.get("timestamp") for m in (rec.get("$set") or {}).get("messages") or []]
+    assert started is not None, path
+    return started, max(t for t in times if t)
+
+
+def test_segue_list_json_on_the_real_store_has_the_right_facts_and_times(tmp_path: Path) -> None:
+    """`segue list --json --all` as a process, Segue pointed at the store by GEMINI_CLI_HOME only: every
+    session with its id, first request, directory, branch (the checkout's: Gemini CLI stores none) and the
+    times its own file records."""
+    import subprocess
+    import sys
+
+    from segue.redact import redact_text
+
+    _, exp, copy = real_store(tmp_path)
+    for want in exp["sessions"]:  # the work dirs with the branch they had (as test_cli_real gives them)
+        cwd = Path(want["cwd"])
+        cwd.mkdir(parents=True, exist_ok=True)
+        if want["branch"] and not (cwd / ".git").exists():
+            subprocess.run(["git", "init", "-q", "-b", want["branch"], str(cwd)], check=True)
+    (tmp_path / "empty").mkdir()
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "LANG": "C.UTF-8",
+           "HOME": str(tmp_path / "empty"), "SEGUE_HOME": str(tmp_path / "state"),
+           **{k: str(copy / v) for k, v in exp["env"].items() if k != "HOME"}}
+    assert set(env) >= {"GEMINI_CLI_HOME"}
+    p = subprocess.run([sys.executable, "-m", "segue", "list", "--json", "--all", "--runtime", "gemini"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    listed = {s["id"]: s for s in json.loads(p.stdout)}
+    assert set(listed) == {w["id"] for w in exp["sessions"]}
+    files = {json.loads(f.read_text().splitlines()[0])["sessionId"]: f
+             for f in (copy / "home" / ".gemini" / "tmp").glob("*/chats/**/*.jsonl")}
+    for want in exp["sessions"]:
+        s = listed[want["id"]]
+        assert s["runtime"] == "gemini" and s["parent_id"] == want["parent_id"], want["scenario"]
+        assert s["first_request"] == redact_text(want["first_request"]), want["scenario"]
+        assert (s["cwd"], s["branch"]) == (want["cwd"], want["branch"]), want["scenario"]
+        assert (s["started_at"], s["updated_at"]) == _raw_times(files[want["id"]]), want["scenario"]
+        assert s["continues"] == (want["continues"] and {k: want["continues"][k] for k in ("runtime", "id")})
 
 
 def test_real_fixture_steps_match_what_the_agent_did(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@
 - G1 (before): `session-<minute>-<id8>.json` documents under `tmp/<sha256 of the root>/`; some of them also
   copied into the slug dir by the CLI's migration (the same session twice on disk, listed once).
 
-Not wired into bench/generate.py yet: `plans()` and `write_all()` are what the corpus generator calls.
+`plans()` and `write_all()` are what the corpus generator (bench/generate.py) calls.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class _Turns:
         g, clock = self.g, self.clock
         cid = f"run_shell_command__run_shell_command_{clock.ms()}_0"
         k = g.r.random()
-        if can_spawn and k < 0.05:
+        if can_spawn:  # every planned subagent is spawned, by the first calls (the corpus counts are exact)
             child, task = g.uuid4(), g.prompt()
             self.spawned.append((child, task))
             return {"id": f"invoke_agent__invoke_agent_{clock.ms()}_0", "name": "invoke_agent",
@@ -176,7 +176,10 @@ def _g2_records(g: Gen, p: Plan, t: _Turns, first: str, tmp: Path, kind: str, wr
         clock.tick(5, 120)
         u = t.user(prompt)
         recs += [u, {"$set": {"lastUpdated": clock.iso()}}]
-        for _ in range(g.r.randint(1, rounds(p.size))):
+        calls = g.r.randint(1, rounds(p.size))
+        if kind == "main":
+            calls = max(calls, p.children - len(t.spawned))
+        for _ in range(calls):
             clock.tick()
             m = t.gemini()
             recs.append(dict(m))

@@ -20,8 +20,23 @@ from segue.stores.base import Env
 DATA = Path(__file__).with_name("demo_data")
 
 
+def runtime_names() -> str:
+    """The registered runtimes' names as a sentence: "A, B and C"."""
+    from segue.stores import REGISTRY
+
+    names = [d.name for d in REGISTRY]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def _redot(part: str) -> str:
+    return "." + part[len("_dot_"):] if part.startswith("_dot_") else part
+
+
 def sample_env(root: Path) -> Env:
-    """Copy every bundled runtime store under `root` and return an Env pointing at the copies."""
+    """Copy every bundled runtime store under `root` and return an Env pointing at the copies.
+
+    Wheels leave out dot-directories, so the sample ships `.claude` as `_dot_claude`; the copy gets the real
+    names back, which a store found only below HOME or a home override (`$GEMINI_CLI_HOME/.gemini`) needs."""
     environ: dict[str, str] = {}
     home = root / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -29,9 +44,11 @@ def sample_env(root: Path) -> Env:
         meta = json.loads((rt_dir / "sample.json").read_text(encoding="utf-8"))
         dest = root / rt_dir.name
         shutil.copytree(rt_dir / "home", dest / "home", symlinks=True)
+        for path in sorted((dest / "home").rglob("_dot_*"), key=lambda p: len(p.parts), reverse=True):
+            path.rename(path.with_name(_redot(path.name)))  # deepest first
         for var, rel in meta.get("env", {}).items():
             if var != "HOME":
-                environ[var] = str(dest / rel)
+                environ[var] = str(dest / "/".join(_redot(part) for part in rel.split("/")))
     return Env(home=home, environ=environ)
 
 
@@ -46,7 +63,7 @@ def run_demo() -> int:
         root = Path(tmp)
         svc = Service(StateDir(root / "state"), env=sample_env(root))
         sessions = svc.page().sessions
-        print("SAMPLE: sessions written by the real Claude Code, Codex CLI, OpenCode and Cline (offline, against a "
+        print(f"SAMPLE: sessions written by the real {runtime_names()} (offline, against a "
               "scripted model), copied to a temporary HOME. Your own sessions: `segue list`.\n")
         print(render_table(sessions, time.time()))
         if not sessions:

@@ -44,7 +44,7 @@ def claude_source() -> str:
 
 class GeminiGen(h.Gen):
     runtime = "gemini"
-    env_rel: ClassVar[dict[str, str]] = {}
+    env_rel: ClassVar[dict[str, str]] = {"GEMINI_CLI_HOME": "home"}  # the home dir; .gemini stays below it
     keep: ClassVar[tuple[str, ...]] = (".gemini/tmp", ".gemini/projects.json")
     drop: ClassVar[frozenset[str]] = KEEP_DROP
 

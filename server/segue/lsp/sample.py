@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from segue.demo import DATA, sample_env
+from segue.demo import DATA, runtime_names, sample_env
 from segue.paths import StateDir
 from segue.quote import fence
 
@@ -24,7 +24,7 @@ def demo_markdown() -> str:
         sessions = svc.page().sessions
         table = render_table(sessions, time.time()) if sessions else "(the sample lists no sessions)"
         out = ["# Segue sample (not your sessions)", "",
-               "Sessions written by the real Claude Code, Codex CLI, OpenCode and Cline (offline, against a "
+               f"Sessions written by the real {runtime_names()} (offline, against a "
                "scripted model), read from a temporary copy. Your own sessions appear in the Sessions view once "
                "a runtime has written some.", "", "## Sessions", "", fence(table)]
         first = next((s for s in sessions if s.continues is None), sessions[0] if sessions else None)

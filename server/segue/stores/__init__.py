@@ -8,7 +8,7 @@ environment overrides, runtime-specific rules). Adding one = writing that packag
 
 from __future__ import annotations
 
-from segue.stores import claude, cline, codex, opencode
+from segue.stores import claude, cline, codex, gemini, opencode
 from segue.stores.descriptor import RuntimeDescriptor
 
 REGISTRY: tuple[RuntimeDescriptor, ...] = (
@@ -16,6 +16,7 @@ REGISTRY: tuple[RuntimeDescriptor, ...] = (
     codex.DESCRIPTOR,
     opencode.DESCRIPTOR,
     cline.DESCRIPTOR,
+    gemini.DESCRIPTOR,
 )
 
 RUNTIMES: tuple[str, ...] = tuple(d.id for d in REGISTRY)

@@ -16,7 +16,6 @@ def _reader(env: Env) -> Reader:
     return GeminiReader(env)
 
 
-
 def resume_argv(session_id: str) -> list[str]:
     """Reopen a session natively, interactive. `gemini --resume ID` looks the id up among the sessions of
     the current directory's project only (from another directory it exits 42): run it in the session's cwd."""
@@ -37,6 +36,7 @@ DESCRIPTOR = RuntimeDescriptor(
     new_session_argv=new_session_argv,
     cwd_bound=True,
     env_overrides=("GEMINI_CLI_HOME",),  # replaces the home directory; `.gemini` stays below it
+    branch_from_checkout=True,  # Gemini CLI stores no branch (its footer shows the live one)
 )
 
 # the reader's names load on first use: the registry needs only the descriptor
