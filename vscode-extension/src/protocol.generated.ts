@@ -4,7 +4,7 @@
 // No vscode import here, so the pure helpers that use these types run in plain Node unit tests too.
 
 /** The runtimes Segue reads, in the registry's order (`segue.stores.REGISTRY`). */
-export const RUNTIMES = ['claude', 'codex', 'opencode', 'cline'] as const;
+export const RUNTIMES = ['claude', 'codex', 'opencode', 'cline', 'gemini'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
 
 export function isRuntime(value: string): value is Runtime {
@@ -17,6 +17,7 @@ export const RUNTIME_NAMES: Readonly<Record<Runtime, string>> = {
   codex: 'Codex CLI',
   opencode: 'OpenCode',
   cline: 'Cline',
+  gemini: 'Gemini CLI',
 };
 
 /** Codicons only: the runtimes' own logos are trademarks and not part of the icon font. */
@@ -25,6 +26,7 @@ export const RUNTIME_ICONS: Readonly<Record<Runtime, string>> = {
   codex: 'terminal',
   opencode: 'code',
   cline: 'robot',
+  gemini: 'star-empty',
 };
 
 /** Why a plan reopens a session natively or starts a new one, as the CLI says it. */
