@@ -135,6 +135,9 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
         if not force and svc.reuse_within > 0 and time.monotonic() - st.checked_at < svc.reuse_within:
             return None
         idx = st.index
+        if not force and idx.probe_matches(str(svc.env.home), svc.env.environ):  # nothing discovery sees changed
+            st.checked_at = time.monotonic()
+            return None
         sources, seen = _sources(svc.env, record=True)
         if not force and idx.sources_match(sources):
             if seen is not None:
@@ -155,14 +158,22 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             if recipe is not None and idx.meta("redact_env") != recipe:
                 idx.connection().execute("INSERT OR REPLACE INTO meta VALUES ('redact_env', ?)", (recipe,))
 
+            # one memory of found values per session, as a brief has (Redactor.scoped): a value found in one
+            # session is no reason to scan every later one for it
+            scoped = [redactor]
+
+            def steps_of(s: Session, rs: ReadStats) -> Any:
+                scoped[0] = redactor.scoped()
+                return _steps(svc.env, s, rs)
+
             def redact(text: str, cap: int) -> str:
-                return redactor.excerpt(text, cap)[0]
+                return scoped[0].excerpt(text, cap)[0]
 
             from segue.stores.opencode import shared_connections
 
             with shared_connections():  # one connection per database for the whole pass, not one per session
-                stats = idx.refresh(listing.sessions, lambda s, rs: _steps(svc.env, s, rs), redact, sources,
-                                    progress=progress, cancelled=cancelled, redacted_by=by)
+                stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
+                                    cancelled=cancelled, redacted_by=by)
             if seen is not None:
                 idx.store_probe(sources, seen)
         st.checked_at = time.monotonic()
