@@ -36,7 +36,9 @@ _STAT, _READLINK, _REALPATH = os.stat, os.readlink, os.path.realpath
 
 
 def _sig(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    # what the readers' fingerprints hold (size, mtime), plus what makes it another file; not the ctime, which a
+    # restore with the old mtime changes too (and the full path's fingerprints would call that unchanged)
+    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _stat_sig(path: str, follow: bool) -> Any:
