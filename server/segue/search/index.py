@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import sqlite3
 import threading
@@ -44,6 +43,11 @@ from typing import TYPE_CHECKING, Any
 
 from segue import __version__
 from segue.quote import clean
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 if TYPE_CHECKING:  # the query path never imports the listing or the readers
     from segue.model import ReadStats, Session, Step
@@ -450,7 +454,7 @@ class SearchIndex:
 
 
 def sources_digest(sources: dict[tuple[str, str], str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     for (rt, p), fp in sorted(sources.items()):
         h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
@@ -478,7 +482,7 @@ def _key(s: Session, shared_store: bool) -> str:
             stamp = None
     # hashed: the title is session text, and the index holds only redacted text
     raw = repr((stamp, s.updated_at, s.title, s.parent_id, s.cwd, s.first_request is not None))
-    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 # A redaction marker is stored as one character that is no word: otherwise "password" would find every
@@ -505,7 +509,7 @@ def safe_text(text: str) -> str:
 
 
 def _hash(step: Step) -> bytes:
-    h = hashlib.blake2b(digest_size=8)
+    h = blake2b(digest_size=8)
     h.update(f"{step.kind}\0{step.exit_code}\0{step.path}\0".encode("utf-8", "surrogatepass"))
     h.update(step.text.encode("utf-8", "surrogatepass"))
     return h.digest()

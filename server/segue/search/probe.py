@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import hashlib
 import marshal
 import os
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 _LOCK = threading.Lock()  # one recording at a time: the patches are process-wide
 
@@ -234,7 +238,7 @@ def _canary(rec: Recording) -> None:
 
 
 def env_digest(home: str, environ: Mapping[str, str], names: list[str]) -> str:
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     h.update(os.fsencode(home) + b"\0")
     for n in names:
         v = environ.get(n)
