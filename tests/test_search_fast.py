@@ -215,3 +215,18 @@ def test_a_recording_counts_only_what_it_can_replay(tmp_path: Path) -> None:
         dict(rec.env({"A": "1"}))  # the whole environment
     assert rec.dump("/home", {}) is None
     assert os.stat is probe._STAT and open is not None  # every patch undone
+
+
+def test_a_recording_observes_its_own_thread_only(tmp_path: Path) -> None:
+    import threading
+
+    (tmp_path / "mine").write_text("x")
+    (tmp_path / "theirs").write_text("x")
+    with probe.recording() as rec:
+        t = threading.Thread(target=lambda: (os.stat(tmp_path / "theirs"), open(tmp_path / "theirs").close()))
+        t.start()
+        t.join()
+        os.stat(tmp_path / "mine")
+    assert (str(tmp_path / "mine"), True) in rec.stats
+    assert (str(tmp_path / "theirs"), True) not in rec.stats
+    assert rec.dump("/home", {}) is not None  # another thread's open() does not spoil this pass

@@ -127,6 +127,12 @@ def recording() -> Iterator[Recording]:
     with _LOCK:
         saved = (os.stat, os.lstat, os.scandir, os.listdir, os.readlink, os.open, builtins.open, os.path.realpath)
         real_stat, real_lstat, real_scandir, real_listdir, real_readlink, real_osopen, real_open, real_rp = saved
+        owner = threading.get_ident()
+
+        def passing() -> bool:
+            # other threads (a language server's) go straight through: only this pass is observed, and none of
+            # its observations can be hidden by another thread's call
+            return rec.quiet or threading.get_ident() != owner
 
         def key(path: Any) -> str | None:
             if isinstance(path, int) or path is None:  # a descriptor: nothing a later process can re-stat
@@ -135,7 +141,7 @@ def recording() -> Iterator[Recording]:
             return os.fsdecode(os.fspath(path))
 
         def stat_noting(path: Any, *a: Any, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
-            if rec.quiet:
+            if passing():
                 return real_stat(path, *a, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
             k = None if a or dir_fd is not None else key(path)
             if k is None:
@@ -150,13 +156,15 @@ def recording() -> Iterator[Recording]:
             return st
 
         def lstat_noting(path: Any, *a: Any, **kw: Any) -> Any:
+            if passing():
+                return real_lstat(path, *a, **kw)
             if a or kw:
                 rec.usable = False
                 return real_lstat(path, *a, **kw)
             return stat_noting(path, follow_symlinks=False)
 
         def note_dir(path: Any) -> None:
-            if rec.quiet:
+            if passing():
                 return
             k = "." if path is None else key(path)
             if k is not None and k not in rec.dirs:
@@ -171,7 +179,7 @@ def recording() -> Iterator[Recording]:
             return real_listdir(path) if path is not None else real_listdir()
 
         def realpath_noting(path: Any, *a: Any, **kw: Any) -> Any:
-            if rec.quiet:
+            if passing():
                 return real_rp(path, *a, **kw)
             k = None if a or kw else key(path)
             rec.quiet = True  # the resolved path is what the caller sees, not the mtimes of /tmp and /home
@@ -189,7 +197,7 @@ def recording() -> Iterator[Recording]:
             return res
 
         def readlink_noting(path: Any, *a: Any, **kw: Any) -> Any:
-            if rec.quiet:
+            if passing():
                 return real_readlink(path, *a, **kw)
             k = None if a or kw else key(path)
             if k is None:
@@ -199,11 +207,13 @@ def recording() -> Iterator[Recording]:
             return real_readlink(path, *a, **kw)
 
         def osopen_spoiling(*a: Any, **kw: Any) -> Any:
-            rec.usable = False
+            if not passing():
+                rec.usable = False
             return real_osopen(*a, **kw)
 
         def open_spoiling(*a: Any, **kw: Any) -> Any:
-            rec.usable = False
+            if not passing():
+                rec.usable = False
             return real_open(*a, **kw)
 
         os.stat, os.lstat, os.scandir, os.listdir = stat_noting, lstat_noting, scandir_noting, listdir_noting  # type: ignore[assignment]
