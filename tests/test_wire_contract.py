@@ -225,11 +225,11 @@ def test_the_shape_check_finds_drift() -> None:
         ["result: key 'shell' missing (ResumeCommandResult)"]
     assert shape_errors({**reply, "shell": "fish"}, P.ResumeCommandResult) == \
         ["result.shell: 'fish' is not one of ('posix', 'powershell')"]
-    bad_plan = {**reply, "plan": {**reply["plan"], "runtime": "gemini", "reason": "because", "argv": "codex"}}
+    bad_plan = {**reply, "plan": {**reply["plan"], "runtime": "emacs", "reason": "because", "argv": "codex"}}
     assert sorted(shape_errors(bad_plan, P.ResumeCommandResult)) == [
         "result.plan.argv: str is not a list",
         "result.plan.reason: 'because' is not one of " + ", ".join(P.PLAN_REASONS),
-        "result.plan.runtime: 'gemini' is not one of " + ", ".join(P.RUNTIMES)]
+        "result.plan.runtime: 'emacs' is not one of " + ", ".join(P.RUNTIMES)]
     assert shape_errors({"revoked": True, "session": reply["plan"]["session"]}, P.RevokeTokenResult) == \
         ["result.revoked: True is not an int"]
 

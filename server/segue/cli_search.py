@@ -38,12 +38,13 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
     if not text.strip():
         return _usage("give something to search for, e.g. segue search \"fix the migration\"")
     now = time.time()
-    svc = service(args)
     progress = _Progress() if sys.stderr.isatty() else None
     try:
         since = parse_since(args.since, now)
-        res = svc.search(text, runtimes=args.runtime, directory=args.dir, since=since, where=args.where,
-                         limit=args.limit, progress=progress, notice=_notice)
+        res = _quick(args, text, since)  # a fresh index answers without the service (segue.search.fast)
+        if res is None:
+            res = service(args).search(text, runtimes=args.runtime, directory=args.dir, since=since,
+                                       where=args.where, limit=args.limit, progress=progress, notice=_notice)
     except QueryError as e:
         return _usage(str(e))
     except SearchUnavailable as e:
@@ -66,6 +67,15 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
         print(f"segue: {res.total - len(res.results)} more matching session(s); use --limit to see more",
               file=sys.stderr)
     return 0
+
+
+def _quick(args: argparse.Namespace, text: str, since: float | None) -> Any:
+    from segue.paths import StateDir
+    from segue.search.fast import try_answer
+
+    root = StateDir.resolve(args.home).root  # as the service resolves it
+    return try_answer(root, text, runtimes=args.runtime, directory=args.dir, since=since, where=args.where,
+                      limit=args.limit)
 
 
 def _usage(msg: str) -> int:

@@ -422,6 +422,26 @@ try {
       return rows.length > 0 && !rows.some(isRuntimeGroup) && rows.some((t) => /^\/tmp\/segue-fx\/[^ ]+\d+$/.test(t));
     }, 15_000).catch(async (e) => { throw new Error(`${e.message}; rows: ${(await rowsNow()).join(' | ')}`); });
   });
+
+  await steps.step('Filter Sessions narrows the Sessions view to the matching sessions, names the term, and clears', async () => {
+    const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
+    const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);
+    const header = page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first();
+    const before = await rowsNow();
+    await header.hover();
+    await page.locator('.action-label[aria-label^="Filter Sessions"]').first().click();
+    const input = await quickPick(page, 'Filter the Sessions view', { rows: false });
+    await input.fill('nonexistent-dir');
+    await page.keyboard.press('Enter');
+    await waitFor('the filter term in the view header', async () => (await text(header)).includes('filter: nonexistent-dir'), 30_000);
+    await page.locator('.pane-body', { hasText: /Showing \d+ sessions? matching "nonexistent-dir"/ }).first().waitFor({ timeout: budget(30_000) });
+    await waitFor('fewer rows than before', async () => { const n = (await rowsNow()).length; return n > 0 && n < before.length; }, 30_000)
+      .catch(async (e) => { throw new Error(`${e.message}; rows: ${(await rowsNow()).join(' | ')}`); });
+    await steps.shot('tree-filtered');
+    await header.hover();
+    await page.locator('.action-label[aria-label^="Clear Sessions Filter"]').first().click();
+    await waitFor('every row back', async () => (await rowsNow()).length === before.length && !(await text(header)).includes('filter:'), 30_000);
+  });
 } catch (e) {
   steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });
   console.log(`  ✘ harness: ${e?.stack ?? e}`);

@@ -9,7 +9,7 @@ import { locationsMarkdown } from './format';
 import { Methods } from './protocol';
 import { rowActions } from './picker';
 import { onInterpreterChange, resolveLaunch } from './python';
-import { searchSessions } from './search';
+import { filterSessions, searchSessions } from './search';
 import { SegueServer } from './server';
 import { BriefLens, HandoffStatus, registerBriefCommands, trackActiveBrief, TraceTree } from './surface';
 import { SessionTree } from './tree';
@@ -92,6 +92,8 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     }),
     command('segue.listSessions', () => actions.listSessions()),
     command('segue.searchSessions', (q?: unknown) => searchSessions(server, actions, typeof q === 'string' ? q : undefined)),
+    command('segue.filterSessions', (q?: unknown) => filterSessions(server, tree, typeof q === 'string' ? q : undefined)),
+    command('segue.clearFilter', () => tree.setFilter(undefined)),
     command('segue.refresh', () => tree.refresh()),
     command('segue.toggleGrouping', async () => {
       const mode = await tree.toggleMode();

@@ -6,6 +6,8 @@ import { showError } from './errors';
 import { age, escapeIcons, runtimeIcon, runtimeName } from './format';
 import { ERROR_CODES, Methods, type SearchResult, type SearchWhere, type Session } from './protocol';
 import type { SegueServer } from './server';
+import { type SessionFilter, sessionKey } from './filter';
+import type { SessionTree } from './tree';
 
 export const DEBOUNCE_MS = 250;
 
@@ -138,4 +140,44 @@ export async function searchSessions(server: SegueServer, actions: Actions, init
   }
   await actions.sessionMenu(s);
   return r;
+}
+
+// ---- the Sessions view's filter (which sessions it keeps: ./filter) ---------------------------------------------
+
+/** How many matching sessions a filter asks for (the server's cap). */
+export const FILTER_LIMIT = 1000;
+
+export async function searchFilter(server: SegueServer, query: string): Promise<SessionFilter> {
+  const r = await server.request(Methods.search, { query, limit: FILTER_LIMIT });
+  return { query, keys: new Set(r.results.map(sessionKey)), total: r.total };
+}
+
+/** "Filter Sessions": ask for a term (or take it as the argument), search, and show only what matched. An empty
+ * term clears the filter. */
+export async function filterSessions(server: SegueServer, tree: SessionTree, query?: string): Promise<SessionFilter | undefined> {
+  const q =
+    query ??
+    (await vscode.window.showInputBox({
+      title: 'Filter the Sessions view',
+      prompt: 'Words from a request, a message, a command or a file name; "quoted phrases" match as phrases. Empty clears the filter.',
+      value: tree.filter?.query ?? '',
+    }));
+  if (q === undefined) {
+    return tree.filter; // dismissed: nothing changes
+  }
+  if (!q.trim()) {
+    tree.setFilter(undefined);
+    return undefined;
+  }
+  try {
+    const f = await vscode.window.withProgress({ location: { viewId: 'segue.sessions' } }, () => searchFilter(server, q));
+    tree.setFilter(f);
+    return f;
+  } catch (e) {
+    if ((e as { code?: number }).code === -32602) {
+      void vscode.window.showWarningMessage(`Segue: ${(e as Error).message}`); // nothing to search for: say why
+      return tree.filter;
+    }
+    throw e;
+  }
 }

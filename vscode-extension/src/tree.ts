@@ -6,6 +6,8 @@ import { type Group, type GroupMode, group, type SessionNode } from './grouping'
 import { Methods, type Session } from './protocol';
 import type { SegueServer } from './server';
 import { explain } from './errors';
+import { applyFilter, filterMessage, type SessionFilter } from './filter';
+import { searchFilter } from './search';
 
 export type TreeNode = { kind: 'group'; group: Group } | { kind: 'session'; node: SessionNode; groupKey: string };
 
@@ -17,6 +19,8 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   private loading: Promise<Session[]> | undefined;
   sessions: Session[] | undefined;
   view: vscode.TreeView<TreeNode> | undefined;
+  /** Only the sessions a search found (Filter Sessions); undefined shows every session. */
+  filter: SessionFilter | undefined;
 
   constructor(
     private readonly server: SegueServer,
@@ -42,6 +46,32 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   refresh(): void {
     this.sessions = undefined;
     this.loading = undefined;
+    const f = this.filter;
+    if (f) {
+      // what matches may have changed with the sessions: search again, then show the new matches
+      searchFilter(this.server, f.query).then(
+        (next) => {
+          if (this.filter === f) {
+            this.filter = next;
+            this.changed.fire(undefined);
+          }
+        },
+        (e: unknown) => this.server.log.warn(`filter: ${String(e)}`),
+      );
+    }
+    this.changed.fire(undefined);
+  }
+
+  /** Show only the sessions `f` found (undefined: all of them); the view's description names the term. */
+  setFilter(f: SessionFilter | undefined): void {
+    this.filter = f;
+    void vscode.commands.executeCommand('setContext', 'segue.filtered', f !== undefined);
+    if (this.view) {
+      this.view.description = f ? `filter: ${f.query.length > 40 ? `${f.query.slice(0, 39)}…` : f.query}` : undefined;
+    }
+    if (!f) {
+      this.setMessage(undefined);
+    }
     this.changed.fire(undefined);
   }
 
@@ -95,7 +125,14 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   }
 
   async groups(): Promise<Group[]> {
-    return group(await this.load(), this.mode, this.folders());
+    const all = await this.load();
+    const f = this.filter;
+    if (!f) {
+      return group(all, this.mode, this.folders());
+    }
+    const shown = applyFilter(all, f);
+    this.setMessage(filterMessage(f, shown.length));
+    return group(shown, this.mode, this.folders());
   }
 
   async getChildren(node?: TreeNode): Promise<TreeNode[]> {

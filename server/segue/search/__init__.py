@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from segue.search.index import Cancelled, SearchUnavailable
+from typing import Any
+
+from segue.search.index import SearchUnavailable
 from segue.search.query import QueryError
 
 __all__ = ["Cancelled", "QueryError", "SearchUnavailable"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Cancelled":  # the listing's: imported only when asked for (the query path never needs it)
+        from segue.listing import Cancelled
+
+        return Cancelled
+    raise AttributeError(name)

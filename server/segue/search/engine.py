@@ -2,8 +2,10 @@
 
 Freshness costs a stat of every source (`Reader.sources()`, no parsing): when every source is the one the
 index was last refreshed from, the query runs at once; otherwise the listing (its own cache) says which
-sessions exist and the index catches up on the ones that changed. A long-lived server with a store watcher
-trusts a check a few seconds old (the service's `reuse_within`, as for listings).
+sessions exist and the index catches up on the ones that changed. That pass also records what discovery
+looked at (segue.search.probe), so the next CLI process can tell in a few milliseconds, without importing a
+reader, that nothing changed (segue.search.fast). A long-lived server with a store watcher trusts a check a
+few seconds old (the service's `reuse_within`, as for listings).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from segue.limits import SEARCH_LIMIT
-from segue.listing import cwd_within, reader_for
 from segue.model import ReadStats, Session, iso
 from segue.quote import mark_invisible
+from segue.search import probe
 from segue.search import query as Q
+from segue.search import redaction as R
 from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
 from segue.stores import RUNTIMES
 
@@ -74,6 +77,7 @@ class _State:
         self.index = index
         self.lock = threading.Lock()
         self.checked_at = float("-inf")
+        self.digest: str | None = None  # this service's redaction (segue.search.redaction), once computed
 
 
 def index_for(svc: Any, notice: Callable[[str], None] | None = None) -> SearchIndex:
@@ -91,14 +95,38 @@ def _state(svc: Any, notice: Callable[[str], None] | None) -> _State:
 
 
 def current_sources(env: Any, runtimes: Sequence[str] = RUNTIMES) -> dict[tuple[str, str], str]:
+    return _sources(env, runtimes)[0]
+
+
+def _sources(env: Any, runtimes: Sequence[str] = RUNTIMES, record: bool = False
+             ) -> tuple[dict[tuple[str, str], str], bytes | None]:
+    """Every source's fingerprint, and (record=True) the probe of what that pass looked at (None: unusable)."""
+    from segue.listing import reader_for
+    from segue.stores.base import Env
+
     out: dict[tuple[str, str], str] = {}
+    if not record or not probe.enabled():
+        for rt in runtimes:
+            _add_sources(out, rt, lambda rt=rt: reader_for(rt, env))
+        return out, None
     for rt in runtimes:
-        try:
-            for src in reader_for(rt, env).sources():
-                out[(rt, src.path)] = repr(src.fingerprint)
-        except Exception as e:  # the listing reports it; here it only means "look again next time"
-            out[(rt, "")] = f"unreadable: {type(e).__name__}"
-    return out
+        reader_for(rt, env)  # imports the reader modules outside the recording (imports open files)
+    with probe.recording() as rec:
+        seen = Env(home=env.home, environ=rec.env(env.environ))
+        for rt in runtimes:
+            if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen)):
+                rec.usable = False
+    return out, rec.dump(str(env.home), env.environ)
+
+
+def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any]) -> bool:
+    try:
+        for src in reader().sources():
+            out[(rt, src.path)] = repr(src.fingerprint)
+        return True
+    except Exception as e:  # the listing reports it; here it only means "look again next time"
+        out[(rt, "")] = f"unreadable: {type(e).__name__}"
+        return False
 
 
 def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
@@ -109,23 +137,47 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
         if not force and svc.reuse_within > 0 and time.monotonic() - st.checked_at < svc.reuse_within:
             return None
         idx = st.index
-        sources = current_sources(svc.env)
+        if not force and idx.probe_matches(str(svc.env.home), svc.env.environ):  # nothing discovery sees changed
+            st.checked_at = time.monotonic()
+            return None
+        sources, seen = _sources(svc.env, record=True)
         if not force and idx.sources_match(sources):
+            if seen is not None:
+                idx.store_probe(sources, seen)  # kept only while the index's digest is this one
             st.checked_at = time.monotonic()
             return None
         with idx.write_lock():
-            sources = current_sources(svc.env)  # taken before the listing: a write during it shows next time
+            # taken before the listing: a write during it shows next time
+            sources, seen = _sources(svc.env, record=True)
             if not force and idx.sources_match(sources):  # another process caught up while we waited
+                if seen is not None:
+                    idx.store_probe(sources, seen)
                 st.checked_at = time.monotonic()
                 return None
             listing = svc.raw_listing(cancelled=cancelled)
             redactor = svc.redactor()
+            by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
+            if recipe is not None and idx.meta("redact_env") != recipe:
+                idx.connection().execute("INSERT OR REPLACE INTO meta VALUES ('redact_env', ?)", (recipe,))
+
+            # one memory of found values per session, as a brief has (Redactor.scoped): a value found in one
+            # session is no reason to scan every later one for it
+            scoped = [redactor]
+
+            def steps_of(s: Session, rs: ReadStats) -> Any:
+                scoped[0] = redactor.scoped()
+                return _steps(svc.env, s, rs)
 
             def redact(text: str, cap: int) -> str:
-                return redactor.excerpt(text, cap)[0]
+                return scoped[0].excerpt(text, cap)[0]
 
-            stats = idx.refresh(listing.sessions, lambda s, rs: _steps(svc.env, s, rs), redact, sources,
-                                progress=progress, cancelled=cancelled)
+            from segue.stores.opencode import shared_connections
+
+            with shared_connections():  # one connection per database for the whole pass, not one per session
+                stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
+                                    cancelled=cancelled, redacted_by=by)
+            if seen is not None:
+                idx.store_probe(sources, seen)
         st.checked_at = time.monotonic()
         return stats
 
@@ -134,6 +186,8 @@ _READERS: dict[tuple[int, str], Any] = {}
 
 
 def _steps(env: Any, s: Session, stats: ReadStats) -> Any:
+    from segue.listing import reader_for
+
     key = (id(env), s.runtime)
     reader = _READERS.get(key)
     if reader is None or reader.env is not env:
@@ -163,54 +217,74 @@ def search(svc: Any, text: str, runtimes: Sequence[str] | None = None, directory
         raise Q.QueryError(f"the limit must be {SEARCH_LIMIT.describe()}")
     refreshed = ensure_fresh(svc, progress=progress, cancelled=cancelled, notice=notice)
     st = _state(svc, notice)
-    match = parsed.fts()
     with st.lock:
-        hits = st.index.hits(match, where=where, runtimes=runtimes, since=since)
-        if directory is not None:
-            within: dict[str | None, bool] = {}
-            kept = []
-            for h in hits:
-                if h.cwd not in within:
-                    within[h.cwd] = cwd_within(h.cwd, directory)
-                if within[h.cwd]:
-                    kept.append(h)
-            hits = kept
-        now = time.time()
+        digest = st.digest
+        if digest is None:
+            own, _recipe = R.writer_digest(svc.redactor(), svc.environ, st.index.meta("salt"))
+            digest = st.digest = own or ""
+        res = answer(st.index, parsed, where, runtimes, directory, since, limit, svc.redactor, digest)
+    res.refreshed = refreshed
+    return res
 
-        def rank(h: Any) -> tuple[float, float]:
-            age_days = max(0.0, now - (h.updated_at or 0.0)) / 86400.0
-            return (h.score * (1.0 + 0.5 ** (age_days / HALF_LIFE_DAYS)), -(h.updated_at or 0.0))
 
-        hits.sort(key=rank)
-        shown = hits if limit is None else hits[:limit]
-        redactor = svc.redactor() if shown else None  # building one compiles every rule: only when needed
-        results = []
-        for h in shown:
-            snip = st.index.snippet(match, h.rowid)
-            if snip is None:
-                continue
-            raw, kind, code = snip
-            results.append(SearchResult(
-                runtime=h.runtime, id=h.id, title=_shown(h.title, redactor), cwd=_shown(h.cwd, redactor),
-                updated_at=h.updated_at, where=kind, snippet=_snippet(raw, kind, code, redactor),
-                step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, redactor),
-                exit_code=code))
-    return SearchResults(results=results, total=len(hits), refreshed=refreshed)
+def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, runtimes: Sequence[str] | None,
+           directory: str | None, since: float | None, limit: int | None, redactor: Callable[[], Any],
+           digest: str | None) -> SearchResults:
+    """Query the index as it is. Shown text is redacted again unless every shown session's text went through
+    the very redaction `digest` names (segue.search.redaction); `redactor()` is called only when needed."""
+    match = parsed.fts()
+    hits = index.hits(match, where=where, runtimes=runtimes, since=since)
+    if directory is not None:
+        from segue.listing import cwd_within
+
+        within: dict[str | None, bool] = {}
+        kept = []
+        for h in hits:
+            if h.cwd not in within:
+                within[h.cwd] = cwd_within(h.cwd, directory)
+            if within[h.cwd]:
+                kept.append(h)
+        hits = kept
+    now = time.time()
+
+    def rank(h: Any) -> tuple[float, float]:
+        age_days = max(0.0, now - (h.updated_at or 0.0)) / 86400.0
+        return (h.score * (1.0 + 0.5 ** (age_days / HALF_LIFE_DAYS)), -(h.updated_at or 0.0))
+
+    hits.sort(key=rank)
+    shown = hits if limit is None else hits[:limit]
+    again = bool(shown) and (not digest or index.redacted_by(h.sid for h in shown) != {digest})
+    red = redactor() if again else None  # building one compiles every rule: only when needed
+    results = []
+    for h in shown:
+        snip = index.snippet(match, h.rowid)
+        if snip is None:
+            continue
+        raw, kind, code = snip
+        results.append(SearchResult(
+            runtime=h.runtime, id=h.id, title=_shown(h.title, red), cwd=_shown(h.cwd, red),
+            updated_at=h.updated_at, where=kind, snippet=_snippet(raw, kind, code, red),
+            step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
+            exit_code=code))
+    return SearchResults(results=results, total=len(hits))
 
 
 def _shown(text: str | None, redactor: Any) -> str | None:
     if text is None:
         return None
-    return mark_invisible(redactor.redact(text)[0])
+    return mark_invisible(text if redactor is None else redactor.redact(text)[0])
 
 
 def _snippet(raw: str, kind: str, code: int | None, redactor: Any) -> str:
     """Redacted again (this process may know secrets the indexing one did not), one line, invisible characters
     shown. Should the second pass find anything, the marks go: no mark may split a redaction."""
     raw = raw.replace(HIDDEN, SHOWN)
-    plain = raw.replace(MARK_START, "").replace(MARK_END, "")
-    red, n = redactor.redact(plain)
-    text = raw if n == 0 else red
+    if redactor is None:  # redacted by the same redaction when indexed (`answer`)
+        text = raw
+    else:
+        plain = raw.replace(MARK_START, "").replace(MARK_END, "")
+        red, n = redactor.redact(plain)
+        text = raw if n == 0 else red
     text = mark_invisible(" ".join(text.split()))
     if kind == "command":
         return f"$ {text}  [exit {'?' if code is None else code}]"

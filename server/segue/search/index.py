@@ -8,10 +8,13 @@ redacted *before* it is stored, so the index never holds a secret a brief would 
 again on the way out (the environment's exact secrets may have changed since).
 
 Layout:
-  meta(key, value)                      schema version and the Segue version that built it
+  meta(key, value)                      schema version and the Segue version that built it; `salt` (random,
+                                        for `redacted_by`); `sources`, a digest of the readers' sources when
+                                        the index was last refreshed; `redact_env` (see segue.search.redaction)
   sessions(sid, runtime, id, ...)       one row per session: what a result shows, plus `key` (what the
-                                        session looked like when indexed) and `hashes` (8 bytes per step)
-  sources(runtime, path, fingerprint)   the readers' sources when the index was last refreshed
+                                        session looked like when indexed), `hashes` (8 bytes per step) and
+                                        `redacted_by` (which redaction its text went through, '' = unknown)
+  probe(sources, data)                  what discovery looked at for that digest (segue.search.probe)
   docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index
 
 Incremental: a session whose key (its file's size and mtime, or for a database store its row's update time)
@@ -29,23 +32,28 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from segue import __version__
 from segue.errors import SegueError
-from segue.listing import Cancelled
-from segue.model import ReadStats, Session, Step
 from segue.quote import clean
 
-SCHEMA_VERSION = 3
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+if TYPE_CHECKING:  # the query path never imports the listing or the readers
+    from segue.model import ReadStats, Session, Step
+
+SCHEMA_VERSION = 4
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid range
@@ -61,10 +69,9 @@ CREATE TABLE sessions(
   sid INTEGER PRIMARY KEY,
   runtime TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
   title TEXT, label TEXT, cwd TEXT, updated_at REAL,
-  store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL,
+  store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
   UNIQUE(runtime, id));
-CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
-  PRIMARY KEY(runtime, path)) WITHOUT ROWID;
+CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL);
 CREATE VIRTUAL TABLE docs USING fts5(text, kind UNINDEXED, code UNINDEXED,
   tokenize="unicode61 remove_diacritics 2");
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
@@ -143,6 +150,15 @@ class SearchIndex:
         self._con = self._open()
         return self._con
 
+    def existing(self) -> sqlite3.Connection | None:
+        """The index when it is there and valid, else None: never builds, rebuilds or creates anything."""
+        if self._con is None:
+            check_fts5()
+            if self._problem() is not None:
+                return None
+            self._con = self._open()
+        return self._con
+
     def _open(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA journal_mode=WAL")
@@ -180,6 +196,7 @@ class SearchIndex:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
             con.execute("INSERT INTO meta VALUES ('built_by', ?)", (_built_by(),))
+            con.execute("INSERT INTO meta VALUES ('salt', ?)", (os.urandom(16).hex(),))
         finally:
             con.close()
         self._tighten()
@@ -239,19 +256,49 @@ class SearchIndex:
         return found
 
     # -- freshness ----------------------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
     def sources_match(self, sources: dict[tuple[str, str], str]) -> bool:
         """Is every source the readers see now the one the index was refreshed from (no more, no fewer)?"""
+        return self.meta("sources") == sources_digest(sources)
+
+    def store_probe(self, sources: dict[tuple[str, str], str], blob: bytes) -> None:
+        """Remember what discovery looked at when it saw these sources (segue.search.probe). Caller holds
+        `write_lock`; the probe counts only while the index's own digest is the same (`probe_matches`)."""
         con = self.connection()
-        stored = {(rt, p): fp for rt, p, fp in con.execute("SELECT runtime, path, fingerprint FROM sources")}
-        return bool(stored) and stored == sources
+        digest = sources_digest(sources)
+        row = con.execute("SELECT sources, data FROM probe WHERE id = 0").fetchone()
+        if row is not None and row[0] == digest and bytes(row[1]) == blob:
+            return
+        con.execute("INSERT OR REPLACE INTO probe VALUES (0, ?, ?)", (digest, blob))
+
+    def probe_matches(self, home: str, environ: Mapping[str, str]) -> bool:
+        """Fresh without asking a reader: the probe belongs to the sources the index was refreshed from, and
+        every observation it holds gives the same answer now."""
+        from segue.search import probe
+
+        if not probe.enabled():
+            return False
+        con = self.connection()
+        con.execute("BEGIN")  # one snapshot of the digest and the probe
+        try:
+            row = con.execute("SELECT p.data FROM probe p JOIN meta m ON m.key = 'sources' AND m.value = p.sources "
+                              "WHERE p.id = 0").fetchone()
+        finally:
+            con.execute("COMMIT")
+        return row is not None and probe.unchanged(bytes(row[0]), home, environ)
 
     # -- building -----------------------------------------------------------------------------------------------
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
                 redact: Callable[[str, int], str], sources: dict[tuple[str, str], str] | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> RefreshStats:
+                cancelled: Callable[[], bool] | None = None, redacted_by: str = "") -> RefreshStats:
         """Bring the index up to these sessions (all of them: what is not listed is dropped). Caller holds
-        `write_lock`."""
+        `write_lock`. `redacted_by` names the redaction `redact` applies ('' when unknown)."""
+        from segue.listing import Cancelled
+
         con = self.connection()
         stats = RefreshStats(sessions=len(sessions))
         shared: dict[str, int] = {}
@@ -282,7 +329,7 @@ class SearchIndex:
                     progress(n, len(todo))
                 con.execute("SAVEPOINT one")  # a session is written whole or not at all
                 try:
-                    self._index_session(con, s, key, steps_of, redact, stats)
+                    self._index_session(con, s, key, steps_of, redact, stats, redacted_by)
                 except BaseException:
                     con.execute("ROLLBACK TO one")
                     raise
@@ -294,9 +341,7 @@ class SearchIndex:
                     con.execute("BEGIN IMMEDIATE")
                     last_commit = time.monotonic()
             if sources is not None:
-                con.execute("DELETE FROM sources")
-                con.executemany("INSERT INTO sources VALUES (?, ?, ?)",
-                                [(rt, p, fp) for (rt, p), fp in sources.items()])
+                con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (sources_digest(sources),))
             con.execute("COMMIT")
         except BaseException:
             con.execute("COMMIT")  # what was indexed so far is consistent: keep it (sources stay old: not fresh)
@@ -308,21 +353,24 @@ class SearchIndex:
 
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
-                       stats: RefreshStats) -> None:
-        row = con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?", (s.runtime, s.id)).fetchone()
+                       stats: RefreshStats, redacted_by: str) -> None:
+        from segue.model import ReadStats
+
+        row = con.execute("SELECT sid, hashes, redacted_by FROM sessions WHERE runtime = ? AND id = ?",
+                          (s.runtime, s.id)).fetchone()
         if row is None:
             sid = con.execute("INSERT INTO sessions(runtime, id, store_path, key, hashes) VALUES (?, ?, ?, '', x'')",
                               (s.runtime, s.id, s.store_path)).lastrowid
-            old = b""
+            old, old_by = b"", redacted_by
         else:
-            sid, old = row[0], bytes(row[1])
+            sid, old, old_by = row[0], bytes(row[1]), row[2]
         assert sid is not None
         base = sid << STEP_BITS
         n_old = len(old) // 8
         hashes = bytearray()
         rows: list[tuple[int, str, str, int | None]] = []
         diverged = False
-        n = 0
+        n = kept = 0
         read = ReadStats()
         try:
             for i, step in enumerate(steps_of(s, read)):
@@ -334,6 +382,7 @@ class SearchIndex:
                 if not diverged:
                     if i < n_old and old[8 * i:8 * i + 8] == h:
                         stats.steps_kept += 1
+                        kept += 1
                         continue
                     diverged = True
                     if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
@@ -354,11 +403,17 @@ class SearchIndex:
         title = redact(safe_text(clean(s.title)), 300) if s.title else None
         label = title or (redact(safe_text(clean(s.first_request)), 300) if s.first_request else None)
         cwd = redact(safe_text(clean(s.cwd)), 4096) if s.cwd else None
+        # steps kept from an earlier pass went through that pass's redaction: the same one, or unknown
+        kept_by = redacted_by if kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=? WHERE sid=?", (s.parent_id, title, label, cwd, s.updated_at, s.store_path, key,
-                                             bytes(hashes), sid))
+                    "hashes=?, redacted_by=? WHERE sid=?", (s.parent_id, title, label, cwd, s.updated_at, s.store_path,
+                                                            key, bytes(hashes), kept_by, sid))
 
     # -- querying -----------------------------------------------------------------------------------------------
+    def redacted_by(self, sids: Iterable[int]) -> set[str]:
+        con = self.connection()
+        return {r[0] for sid in sids for r in con.execute("SELECT redacted_by FROM sessions WHERE sid = ?", (sid,))}
+
     def hits(self, match: str, where: Sequence[str] | None = None, runtimes: Sequence[str] | None = None,
              since: float | None = None) -> list[Hit]:
         """Every matching session with its best step (lowest bm25), unordered."""
@@ -401,6 +456,13 @@ class SearchIndex:
         return total
 
 
+def sources_digest(sources: dict[tuple[str, str], str]) -> str:
+    h = blake2b(digest_size=16)
+    for (rt, p), fp in sorted(sources.items()):
+        h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
 def _last(sid: int) -> int:
     return (sid << STEP_BITS) | MAX_STEPS
 
@@ -423,7 +485,7 @@ def _key(s: Session, shared_store: bool) -> str:
             stamp = None
     # hashed: the title is session text, and the index holds only redacted text
     raw = repr((stamp, s.updated_at, s.title, s.parent_id, s.cwd, s.first_request is not None))
-    return hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 # A redaction marker is stored as one character that is no word: otherwise "password" would find every
@@ -450,7 +512,7 @@ def safe_text(text: str) -> str:
 
 
 def _hash(step: Step) -> bytes:
-    h = hashlib.blake2b(digest_size=8)
+    h = blake2b(digest_size=8)
     h.update(f"{step.kind}\0{step.exit_code}\0{step.path}\0".encode("utf-8", "surrogatepass"))
     h.update(step.text.encode("utf-8", "surrogatepass"))
     return h.digest()

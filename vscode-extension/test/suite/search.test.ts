@@ -4,6 +4,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { SegueApi } from '../../src/extension';
+import type { SessionFilter } from '../../src/filter';
+import type { TreeNode } from '../../src/tree';
 
 interface Context {
   fixtures: { runtime: string; sessions: { id: string; scenario?: string; parent_id: string | null }[] }[];
@@ -39,6 +41,36 @@ suite('Segue search', () => {
     assert.ok(!JSON.stringify(r).includes(SECRET));
   });
 
+  test('Sessions view filter: only the matching sessions (parents of matching subagents), the term shown, cleared', async () => {
+    const all = await shownSessions();
+    const f = (await vscode.commands.executeCommand('segue.filterSessions', 'nonexistent-dir')) as SessionFilter | undefined;
+    try {
+      assert.ok(f && f.keys.size > 0, 'the filter term matches sessions');
+      const shown = await shownSessions();
+      assert.ok(shown.length > 0 && shown.length < all.length, `the filter hides sessions (${shown.length} of ${all.length})`);
+      const listed = await api.tree.load();
+      const key = (s: { runtime: string; id: string }) => `${s.runtime}:${s.id}`;
+      for (const s of listed.filter((x) => f.keys.has(key(x)))) {
+        assert.ok(shown.includes(key(s)), `${key(s)} matches and is shown`);
+      }
+      const parents = new Set(listed.filter((x) => f.keys.has(key(x)) && x.parent_id).map((x) => `${x.runtime}:${x.parent_id}`));
+      for (const k of shown) {
+        assert.ok(f.keys.has(k) || parents.has(k), `${k} is shown only because it (or a subagent of it) matches`);
+      }
+      assert.match(api.tree.view?.description ?? '', /nonexistent-dir/);
+      assert.match(api.tree.view?.message ?? '', /matching "nonexistent-dir"/);
+      const none = (await vscode.commands.executeCommand('segue.filterSessions', 'xylophonist-zz')) as SessionFilter;
+      assert.equal(none.keys.size, 0);
+      assert.deepEqual(await shownSessions(), []);
+      assert.match(api.tree.view?.message ?? '', /No session matches "xylophonist-zz"/);
+    } finally {
+      await vscode.commands.executeCommand('segue.clearFilter');
+    }
+    assert.equal(api.tree.filter, undefined);
+    assert.deepEqual(await shownSessions(), all, 'clearing the filter shows every session again');
+    assert.equal(api.tree.view?.description, undefined);
+  });
+
   test('Search Sessions: type, pick a result, and the session menu opens its brief', async () => {
     // briefs open rendered by default; the source view makes the opened document observable here
     const config = vscode.workspace.getConfiguration('segue');
@@ -67,4 +99,19 @@ async function openFromSearch(): Promise<void> {
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri);
     assert.ok(vscode.window.activeTextEditor!.document.getText().includes('nonexistent-dir'));
   }
+}
+
+/** `runtime:id` of every session node the Sessions view shows (nested subagents included), in order. */
+async function shownSessions(): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (nodes: TreeNode[]) => {
+    for (const n of nodes) {
+      if (n.kind === 'session') {
+        out.push(`${n.node.session.runtime}:${n.node.session.id}`);
+      }
+      await walk(await api.tree.getChildren(n));
+    }
+  };
+  await walk(await api.tree.getChildren());
+  return out;
 }

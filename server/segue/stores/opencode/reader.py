@@ -27,6 +27,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -253,8 +254,39 @@ def _finish(s: Session, title: Any, first: str | None, fallback_title: Any = Non
 # ================================================================================================= SQLite
 
 
+# Inside `shared_connections()` (search indexing reads every session of a database in turn), `_open_db` opens
+# each database once per thread and hands the same connection to every session: one snapshot, not one per
+# session (an in-memory copy per session made a build quadratic in the database's size).
+_SHARED = threading.local()
+
+
+@contextlib.contextmanager
+def shared_connections() -> Iterator[None]:
+    outer = getattr(_SHARED, "scope", None)
+    with contextlib.ExitStack() as stack:
+        _SHARED.scope = ({}, stack)
+        try:
+            yield
+        finally:
+            _SHARED.scope = outer
+
+
 @contextlib.contextmanager
 def _open_db(path: str) -> Iterator[sqlite3.Connection]:
+    scope = getattr(_SHARED, "scope", None)
+    if scope is None:
+        with _open_db_once(path) as con:
+            yield con
+        return
+    cons, stack = scope
+    con = cons.get(path)
+    if con is None:
+        con = cons[path] = stack.enter_context(_open_db_once(path))
+    yield con
+
+
+@contextlib.contextmanager
+def _open_db_once(path: str) -> Iterator[sqlite3.Connection]:
     """A read-only connection (`open_sqlite_readonly`: nothing is created next to the DB).
 
     A `-wal` without its `-shm` (a copied or crashed store) would make SQLite create the `-shm` in the store

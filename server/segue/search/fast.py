@@ -1,0 +1,63 @@
+"""The CLI's quick answer: query the index as it is when nothing discovery would see has changed.
+
+A whole `segue search` process on a warm index should cost the query, not a pass of every reader over its
+stores. The last full freshness check (engine.ensure_fresh) recorded what discovery looked at
+(segue.search.probe); when every observation still holds, the index is exactly as fresh as that check found
+it, and the answer comes from the index without importing the service, the listing or a reader. Anything
+else (no index, another version, a probe that no longer matches, a different environment) returns None and
+the caller takes the full path, which catches up and records a new probe.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from segue.search import query as Q
+from segue.search import redaction as R
+from segue.search.engine import MAX_LIMIT, SearchResults, answer
+from segue.search.index import FILE_NAME, SearchIndex
+
+
+def try_answer(state_root: Path, text: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
+               since: float | None = None, where: Sequence[str] | None = None, limit: int | None = 20
+               ) -> SearchResults | None:
+    """Results from a fresh index, or None (then ask the service). Raises QueryError as the service would."""
+    parsed = Q.parse(text)
+    if where is not None:
+        where = Q.parse_where(list(where))
+    if limit is not None and not 0 < limit <= MAX_LIMIT:
+        raise Q.QueryError(f"the limit must be between 1 and {MAX_LIMIT}")
+    cache = state_root / "cache"
+    if not (_private(state_root) and _private(cache) and (cache / FILE_NAME).is_file()):
+        return None  # the service checks (and explains) the state directory
+    idx = SearchIndex(cache)
+    try:
+        if idx.existing() is None:
+            return None
+        environ = dict(os.environ)  # what Env.from_os() gives the readers, and Redactor() the redaction
+        if not idx.probe_matches(str(Path(os.path.expanduser("~"))), environ):
+            return None
+        digest = R.reader_digest(idx.meta("redact_env"), idx.meta("salt"), environ)
+        return answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest)
+    except sqlite3.Error:
+        return None
+    finally:
+        idx.close()
+
+
+def _private(path: Path) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+
+
+def _redactor() -> object:
+    from segue.redact import Redactor
+
+    return Redactor(environ=None)  # as the CLI's Service builds it

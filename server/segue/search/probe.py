@@ -1,0 +1,275 @@
+"""What the readers' discovery looked at, so a later process can tell cheaply that nothing it saw changed.
+
+`Reader.sources()` is stat-only by contract: it lists directories, stats files and reads environment variables
+(through `Env`). While a full pass runs, `recording()` notes every one of those observations: each `os.stat` /
+`os.lstat` (path, follow flag, result), each directory listed by `os.scandir` / `os.listdir` (its mtime and
+inode: an entry added, removed or renamed changes them), each `os.readlink`, and each environment variable
+looked up. A later process re-makes exactly these observations (`unchanged()`, about 1-2 µs per path) and, when
+every one gives the same answer, knows that the same pass would yield the same sources with the same
+fingerprints, without importing a reader.
+
+A positive match only: a pass that did anything else the recorder cannot replay (opened a file, listed the
+whole environment) records an unusable probe, and any difference at all sends the caller back to the full pass.
+Set SEGUE_SEARCH_PROBE=0 to never use one.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import marshal
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+_LOCK = threading.Lock()  # one recording at a time: the patches are process-wide
+
+
+def enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_PROBE", "1") != "0"
+
+
+# the real functions, bound before any recording patches the os module
+_STAT, _READLINK, _REALPATH = os.stat, os.readlink, os.path.realpath
+
+
+def _sig(st: os.stat_result) -> tuple[int, ...]:
+    # what the readers' fingerprints hold (size, mtime), plus what makes it another file; not the ctime, which a
+    # restore with the old mtime changes too (and the full path's fingerprints would call that unchanged)
+    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stat_sig(path: str, follow: bool) -> Any:
+    try:
+        return _sig(_STAT(path, follow_symlinks=follow))
+    except OSError as e:
+        return e.errno
+
+
+def _dir_sig(path: str) -> Any:
+    return _stat_sig(path, True)
+
+
+def _real_sig(path: str) -> Any:
+    try:
+        return _REALPATH(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _link_sig(path: str) -> Any:
+    try:
+        return _READLINK(path)
+    except OSError as e:
+        return e.errno
+
+
+class _Env(Mapping[str, str]):
+    """An environment mapping that notes every name looked up (a full listing makes the probe unusable)."""
+
+    def __init__(self, base: Mapping[str, str], rec: Recording) -> None:
+        self._base, self._rec = base, rec
+
+    def __getitem__(self, name: str) -> str:
+        self._rec.names.add(name)
+        return self._base[name]
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        self._rec.names.add(name)
+        return self._base.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str):
+            self._rec.names.add(name)
+        return name in self._base
+
+    def __iter__(self) -> Iterator[str]:
+        self._rec.usable = False
+        return iter(self._base)
+
+    def __len__(self) -> int:
+        self._rec.usable = False
+        return len(self._base)
+
+
+class Recording:
+    def __init__(self) -> None:
+        self.stats: dict[tuple[str, bool], Any] = {}
+        self.dirs: dict[str, Any] = {}
+        self.links: dict[str, Any] = {}
+        self.real: dict[str, Any] = {}  # os.path.realpath results (its own lstat of every ancestor is not kept)
+        self.quiet = False
+        self.names: set[str] = set()
+        self.usable = True
+
+    def env(self, base: Mapping[str, str]) -> Mapping[str, str]:
+        return _Env(base, self)
+
+    def dump(self, home: str, environ: Mapping[str, str]) -> bytes | None:
+        """The probe as bytes (None when unusable): the observations and the environment they depend on."""
+        if not self.usable:
+            return None
+        return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names),
+                              sorted(self.stats.items()), sorted(self.dirs.items()), sorted(self.links.items()),
+                              sorted(self.real.items())))
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Recording]:
+    """Patch os.stat/lstat/scandir/listdir/readlink (and make any open() spoil the probe) for one pass."""
+    rec = Recording()
+    with _LOCK:
+        saved = (os.stat, os.lstat, os.scandir, os.listdir, os.readlink, os.open, builtins.open, os.path.realpath)
+        real_stat, real_lstat, real_scandir, real_listdir, real_readlink, real_osopen, real_open, real_rp = saved
+        owner = threading.get_ident()
+
+        def passing() -> bool:
+            # other threads (a language server's) go straight through: only this pass is observed, and none of
+            # its observations can be hidden by another thread's call
+            return rec.quiet or threading.get_ident() != owner
+
+        def key(path: Any) -> str | None:
+            if isinstance(path, int) or path is None:  # a descriptor: nothing a later process can re-stat
+                rec.usable = False
+                return None
+            return os.fsdecode(os.fspath(path))
+
+        def stat_noting(path: Any, *a: Any, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
+            if passing():
+                return real_stat(path, *a, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+            k = None if a or dir_fd is not None else key(path)
+            if k is None:
+                rec.usable = False
+                return real_stat(path, *a, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+            try:
+                st = real_stat(path, follow_symlinks=follow_symlinks)
+            except OSError as e:
+                rec.stats.setdefault((k, follow_symlinks), e.errno)
+                raise
+            rec.stats.setdefault((k, follow_symlinks), _sig(st))
+            return st
+
+        def lstat_noting(path: Any, *a: Any, **kw: Any) -> Any:
+            if passing():
+                return real_lstat(path, *a, **kw)
+            if a or kw:
+                rec.usable = False
+                return real_lstat(path, *a, **kw)
+            return stat_noting(path, follow_symlinks=False)
+
+        def note_dir(path: Any) -> None:
+            if passing():
+                return
+            k = "." if path is None else key(path)
+            if k is not None and k not in rec.dirs:
+                rec.dirs[k] = _dir_sig(k)  # before listing: a change during it shows as a difference later
+
+        def scandir_noting(path: Any = None) -> Any:
+            note_dir(path)
+            return real_scandir(path) if path is not None else real_scandir()
+
+        def listdir_noting(path: Any = None) -> Any:
+            note_dir(path)
+            return real_listdir(path) if path is not None else real_listdir()
+
+        def realpath_noting(path: Any, *a: Any, **kw: Any) -> Any:
+            if passing():
+                return real_rp(path, *a, **kw)
+            k = None if a or kw else key(path)
+            rec.quiet = True  # the resolved path is what the caller sees, not the mtimes of /tmp and /home
+            try:
+                res = real_rp(path, *a, **kw)
+            except BaseException:
+                rec.usable = False
+                raise
+            finally:
+                rec.quiet = False
+            if k is None:
+                rec.usable = False
+            else:
+                rec.real.setdefault(k, os.fsdecode(res))
+            return res
+
+        def readlink_noting(path: Any, *a: Any, **kw: Any) -> Any:
+            if passing():
+                return real_readlink(path, *a, **kw)
+            k = None if a or kw else key(path)
+            if k is None:
+                rec.usable = False
+            else:
+                rec.links.setdefault(k, _link_sig(k))
+            return real_readlink(path, *a, **kw)
+
+        def osopen_spoiling(*a: Any, **kw: Any) -> Any:
+            if not passing():
+                rec.usable = False
+            return real_osopen(*a, **kw)
+
+        def open_spoiling(*a: Any, **kw: Any) -> Any:
+            if not passing():
+                rec.usable = False
+            return real_open(*a, **kw)
+
+        os.stat, os.lstat, os.scandir, os.listdir = stat_noting, lstat_noting, scandir_noting, listdir_noting  # type: ignore[assignment]
+        os.readlink, os.open, builtins.open = readlink_noting, osopen_spoiling, open_spoiling  # type: ignore[assignment]
+        os.path.realpath = realpath_noting  # type: ignore[assignment]
+        try:
+            _canary(rec)
+            yield rec
+        finally:
+            (os.stat, os.lstat, os.scandir, os.listdir, os.readlink, os.open, builtins.open,  # type: ignore[assignment]
+             os.path.realpath) = saved
+
+
+def _canary(rec: Recording) -> None:
+    """The probe is only as good as the patches: this Python's pathlib and os.path must go through them (3.10's
+    pathlib bound os.stat at import, for one). Checked on a path no reader looks at; its entries are dropped."""
+    probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".segue-probe-canary-never-exists")
+    from pathlib import Path
+
+    Path(probe).exists()
+    Path(probe).is_dir()
+    os.path.lexists(probe + "l")
+    ok = (probe, True) in rec.stats and (probe + "l", False) in rec.stats
+    here = os.path.dirname(os.path.abspath(__file__))
+    list(Path(here).iterdir())
+    ok = ok and here in rec.dirs
+    rec.stats.pop((probe, True), None)
+    rec.stats.pop((probe + "l", False), None)
+    rec.dirs.pop(here, None)
+    if not ok:
+        rec.usable = False
+
+
+def env_digest(home: str, environ: Mapping[str, str], names: list[str]) -> str:
+    h = blake2b(digest_size=16)
+    h.update(os.fsencode(home) + b"\0")
+    for n in names:
+        v = environ.get(n)
+        h.update(n.encode("utf-8", "surrogatepass") + b"=" +
+                 (b"\1" + v.encode("utf-8", "surrogatepass") if v is not None else b"\0") + b"\0")
+    return h.hexdigest()
+
+
+def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
+    """Would the recorded pass see exactly the same now (same environment, every path the same)?"""
+    try:
+        digest, names, stats, dirs, links, real = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return False
+    if env_digest(home, environ, names) != digest:
+        return False
+    for (path, follow), sig in stats:
+        if _stat_sig(path, follow) != sig:
+            return False
+    for path, sig in dirs:
+        if _dir_sig(path) != sig:
+            return False
+    return (all(_link_sig(path) == sig for path, sig in links)
+            and all(_real_sig(path) == sig for path, sig in real))

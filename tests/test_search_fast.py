@@ -1,0 +1,232 @@
+"""The CLI's quick answer (segue.search.fast): a fresh index answers without the service or a reader, every change
+discovery could see sends the query back to the full path, and the snippets are the same either way (a secret
+only the querying process knows is still redacted). On copies of the stores the real runtimes wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.paths import StateDir
+from segue.search import engine, fast, probe
+from segue.service import Service
+from tests.test_cli_real import Stores
+from tests.test_search import copy_stores, expected
+
+QUERIES = ("files", '"run the tests"', "hello", "exit", "migration", "codex", "nonexistent-word-q")
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stores copied under tmp_path, and this process's environment pointing at them, as a shell's would."""
+    environ = copy_stores(tmp_path)
+    for k in list(os.environ):
+        if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_", "SEGUE_")) or re.search(
+                "KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", k, re.I):
+            monkeypatch.delenv(k)
+    (tmp_path / "emptyhome").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "emptyhome"))
+    for k, v in environ.items():
+        monkeypatch.setenv(k, v)
+    return tmp_path
+
+
+def cli_service(root: Path) -> Service:
+    return Service(StateDir(root / "segue"))  # as the CLI builds it: Env and redaction from os.environ
+
+
+def quick(root: Path, text: str, **kw: Any) -> Any:
+    return fast.try_answer(root / "segue", text, **kw)
+
+
+def shown(res: Any) -> list[dict[str, Any]]:
+    return [r.to_json() for r in res.results]
+
+
+def test_a_fresh_index_answers_without_a_reader_and_gives_the_service_s_results(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert quick(root, "files") is None  # no index yet
+    svc = cli_service(root)
+    assert svc.search("files").refreshed is not None
+    slow = {q: svc.search(q, limit=50) for q in QUERIES}
+    assert any(r.total for r in slow.values())
+    filters = ({"runtimes": ["claude"]}, {"where": ["commands"]}, {"limit": 1}, {"since": 0.0})
+    slow_filtered = [svc.search("files", **kw) for kw in filters]
+
+    def boom(*a: Any, **k: Any) -> Any:
+        raise AssertionError("the quick path asked a reader or built a Redactor")
+
+    monkeypatch.setattr(engine, "_sources", boom)
+    monkeypatch.setattr(fast, "_redactor", boom)  # same environment as the build: redacted once is enough
+    for q in QUERIES:
+        res = quick(root, q, limit=50)
+        assert res is not None, q
+        assert shown(res) == shown(slow[q]) and res.total == slow[q].total, q
+    for kw, want in zip(filters, slow_filtered, strict=True):
+        assert shown(quick(root, "files", **kw)) == shown(want), kw
+
+
+def _claude_transcript(root: Path) -> Path:
+    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
+    return next((root / "claude").rglob(f"{exp['id']}.jsonl"))
+
+
+def _grow(root: Path) -> None:
+    with open(_claude_transcript(root), "a") as f:
+        f.write("\n")
+
+
+def _new_file_in_project(root: Path) -> None:
+    p = _claude_transcript(root)
+    shutil.copy(p, p.with_name("00000000-0000-4000-8000-00000000abcd.jsonl"))
+
+
+def _new_project(root: Path) -> None:
+    p = _claude_transcript(root)
+    d = p.parent.parent / "-tmp-another-project"
+    d.mkdir()
+    shutil.copy(p, d / "00000000-0000-4000-8000-00000000abce.jsonl")
+
+
+def _remove_rollout(root: Path) -> None:
+    next((root / "codex").rglob("rollout-*.jsonl")).unlink()
+
+
+def _touch_codex_dir(root: Path) -> None:
+    d = next((root / "codex").rglob("rollout-*.jsonl")).parent
+    os.utime(d, ns=(0, 1_000_000_000))
+
+
+def _opencode_row(root: Path) -> None:
+    db = next((root / "opencode").rglob("opencode*.db"))
+    con = sqlite3.connect(db)
+    con.execute("UPDATE session SET title = title || ' (renamed)'")
+    con.commit()
+    con.close()
+    for side in ("-wal", "-shm"):
+        Path(str(db) + side).unlink(missing_ok=True)
+
+
+def _cline_session(root: Path) -> None:
+    d = next(p for p in (root / "cline").rglob("sessions") if p.is_dir())
+    (d / "new-session-dir").mkdir()
+
+
+def _relocate_codex(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = os.environ["CODEX_HOME"]
+    shutil.copytree(home, home + "-moved", symlinks=True)
+    monkeypatch.setenv("CODEX_HOME", home + "-moved")
+
+
+def _new_variable(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(root / "elsewhere"))
+
+
+@pytest.mark.parametrize("change", [_grow, _new_file_in_project, _new_project, _remove_rollout, _touch_codex_dir,
+                                    _opencode_row, _cline_session, _relocate_codex, _new_variable])
+def test_any_change_discovery_could_see_sends_the_query_to_the_service(
+        root: Path, monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
+    svc = cli_service(root)
+    svc.search("files")
+    assert quick(root, "files") is not None  # the control: unchanged stores answer quickly
+    if change in (_relocate_codex, _new_variable):
+        change(root, monkeypatch)
+    else:
+        change(root)
+    assert quick(root, "files") is None
+    cli_service(root).search("files")  # the full path catches up and records what it saw now
+    assert quick(root, "files") is not None
+
+
+def test_a_grown_transcript_s_new_words_are_found_by_the_next_cli_query(tmp_path: Path) -> None:
+    stores = Stores(tmp_path)
+
+    def search(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "segue", "search", *args, "--json"], env=stores.env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert search("zebrafish").returncode == 1  # builds the index
+    assert search("zebrafish").returncode == 1  # the quick path: nothing changed
+    exp = next(s for s in stores.expected["claude"]["sessions"] if s["scenario"] == "one")
+    path = next((tmp_path / "claude").rglob(f"{exp['id']}.jsonl"))
+    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
+    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
+               and r["message"]["content"][0].get("type") == "text")
+    msg["message"]["content"] = [{"type": "text", "text": "Now the zebrafish can count."}]
+    msg["message"]["id"] = "msg_zebrafish"
+    msg["parentUuid"], msg["uuid"] = msg["uuid"], "00000000-0000-4000-8000-000000000001"
+    with open(path, "a") as f:
+        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    p = search("zebrafish")
+    assert p.returncode == 0, p.stderr
+    assert [(r["runtime"], r["id"]) for r in json.loads(p.stdout)["results"]] == [("claude", exp["id"])]
+
+
+def test_a_secret_only_the_querying_process_knows_is_redacted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli_service(root).search("files")
+    res = quick(root, "files", limit=50)
+    assert res is not None and res.results
+    words = sorted({w for r in res.results for w in re.findall(r"[A-Za-z][A-Za-z0-9]{7,}", r.snippet)})
+    assert words, "no long word in the snippets to stand in for a secret"
+    secret = words[0]
+    monkeypatch.setenv("DEPLOY_TOKEN", secret)  # now an exact secret of this process, unknown to the build
+    res = quick(root, "files", limit=50)
+    assert res is not None and res.results
+    text = json.dumps([r.to_json() for r in res.results])
+    assert secret not in text and "[REDACTED" in text
+
+
+def test_the_quick_paths_can_be_switched_off(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli_service(root).search("files")
+    built: list[int] = []
+    real = fast._redactor
+    monkeypatch.setattr(fast, "_redactor", lambda: built.append(1) or real())
+    monkeypatch.setenv("SEGUE_SEARCH_REDACT_ONCE", "0")
+    assert quick(root, "files") is not None and built  # redacted again, as before
+    monkeypatch.setenv("SEGUE_SEARCH_PROBE", "0")
+    assert quick(root, "files") is None
+
+
+def test_a_recording_counts_only_what_it_can_replay(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f").write_text("x")
+    with probe.recording() as rec:
+        os.listdir(tmp_path / "d")
+        Path(tmp_path / "d" / "f").stat()
+        os.path.realpath(tmp_path / "d")
+    blob = rec.dump("/home", {})
+    assert blob is not None and probe.unchanged(blob, "/home", {})
+    assert not probe.unchanged(blob, "/elsewhere", {})
+    (tmp_path / "d" / "f").write_text("xy")
+    assert not probe.unchanged(blob, "/home", {})
+    with probe.recording() as rec, open(tmp_path / "d" / "f") as f:  # content no later stat can check
+        f.read()
+    assert rec.dump("/home", {}) is None
+    with probe.recording() as rec:
+        dict(rec.env({"A": "1"}))  # the whole environment
+    assert rec.dump("/home", {}) is None
+    assert os.stat is probe._STAT and open is not None  # every patch undone
+
+
+def test_a_recording_observes_its_own_thread_only(tmp_path: Path) -> None:
+    import threading
+
+    (tmp_path / "mine").write_text("x")
+    (tmp_path / "theirs").write_text("x")
+    with probe.recording() as rec:
+        t = threading.Thread(target=lambda: (os.stat(tmp_path / "theirs"), open(tmp_path / "theirs").close()))
+        t.start()
+        t.join()
+        os.stat(tmp_path / "mine")
+    assert (str(tmp_path / "mine"), True) in rec.stats
+    assert (str(tmp_path / "theirs"), True) not in rec.stats
+    assert rec.dump("/home", {}) is not None  # another thread's open() does not spoil this pass
