@@ -121,6 +121,15 @@ def _cline_session(root: Path) -> None:
     (d / "new-session-dir").mkdir()
 
 
+def _gemini_project_root(root: Path) -> None:
+    """Which project a Gemini folder is lives in a file's content: changed here with its size and mtime kept."""
+    f = next((root / "gemini").rglob(".project_root"))
+    st = f.stat()
+    text = f.read_text(encoding="utf-8")
+    f.write_text(text[:-1] + ("x" if text[-1:] != "x" else "y"), encoding="utf-8")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 def _relocate_codex(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = os.environ["CODEX_HOME"]
     shutil.copytree(home, home + "-moved", symlinks=True)
@@ -132,7 +141,8 @@ def _new_variable(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("change", [_grow, _new_file_in_project, _new_project, _remove_rollout, _touch_codex_dir,
-                                    _opencode_row, _cline_session, _relocate_codex, _new_variable])
+                                    _opencode_row, _cline_session, _gemini_project_root, _relocate_codex,
+                                    _new_variable])
 def test_any_change_discovery_could_see_sends_the_query_to_the_service(
         root: Path, monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
     svc = cli_service(root)
@@ -208,8 +218,20 @@ def test_a_recording_counts_only_what_it_can_replay(tmp_path: Path) -> None:
     assert not probe.unchanged(blob, "/elsewhere", {})
     (tmp_path / "d" / "f").write_text("xy")
     assert not probe.unchanged(blob, "/home", {})
-    with probe.recording() as rec, open(tmp_path / "d" / "f") as f:  # content no later stat can check
+    with probe.recording() as rec, open(tmp_path / "d" / "f") as f:  # a small file read: its content's digest
         f.read()
+    blob = rec.dump("/home", {})
+    assert blob is not None and probe.unchanged(blob, "/home", {})
+    st = (tmp_path / "d" / "f").stat()
+    (tmp_path / "d" / "f").write_text("yz")  # same size, same mtime: only the content tells
+    os.utime(tmp_path / "d" / "f", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert not probe.unchanged(blob, "/home", {})
+    (tmp_path / "d" / "big").write_bytes(b"x" * (probe.READ_MAX + 1))
+    with probe.recording() as rec, open(tmp_path / "d" / "big", "rb") as f:  # too big to keep a digest of
+        f.read(1)
+    assert rec.dump("/home", {}) is None
+    with probe.recording() as rec, open(tmp_path / "d" / "w", "w") as f:  # a write is nothing to replay
+        f.write("x")
     assert rec.dump("/home", {}) is None
     with probe.recording() as rec:
         dict(rec.env({"A": "1"}))  # the whole environment

@@ -8,8 +8,10 @@ looked up. A later process re-makes exactly these observations (`unchanged()`, a
 every one gives the same answer, knows that the same pass would yield the same sources with the same
 fingerprints, without importing a reader.
 
-A positive match only: a pass that did anything else the recorder cannot replay (opened a file, listed the
-whole environment) records an unusable probe, and any difference at all sends the caller back to the full pass.
+A small regular file opened for reading (Gemini's `.project_root`: which project a folder is) is noted by a
+digest of its content, re-read and compared the same way. A positive match only: a pass that did anything
+else the recorder cannot replay (opened a file to write, or one over READ_MAX, listed the whole environment)
+records an unusable probe, and any difference at all sends the caller back to the full pass.
 Set SEGUE_SEARCH_PROBE=0 to never use one.
 """
 
@@ -63,6 +65,22 @@ def _real_sig(path: str) -> Any:
         return None
 
 
+READ_MAX = 64 * 1024  # a file discovery reads whole to decide something (bigger: the probe is unusable)
+_OPEN = builtins.open
+
+
+def _read_sig(path: str) -> Any:
+    """A digest of a small file's content (None: larger than READ_MAX), or the errno that opening it gave."""
+    try:
+        with _OPEN(path, "rb") as f:
+            data = f.read(READ_MAX + 1)
+    except OSError as e:
+        return e.errno
+    if len(data) > READ_MAX:
+        return None
+    return blake2b(data, digest_size=16).hexdigest()
+
+
 def _link_sig(path: str) -> Any:
     try:
         return _READLINK(path)
@@ -104,6 +122,7 @@ class Recording:
         self.dirs: dict[str, Any] = {}
         self.links: dict[str, Any] = {}
         self.real: dict[str, Any] = {}  # os.path.realpath results (its own lstat of every ancestor is not kept)
+        self.reads: dict[str, Any] = {}  # small files opened for reading: their content's digest
         self.quiet = False
         self.names: set[str] = set()
         self.usable = True
@@ -117,7 +136,7 @@ class Recording:
             return None
         return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names),
                               sorted(self.stats.items()), sorted(self.dirs.items()), sorted(self.links.items()),
-                              sorted(self.real.items())))
+                              sorted(self.real.items()), sorted(self.reads.items())))
 
 
 @contextlib.contextmanager
@@ -211,13 +230,23 @@ def recording() -> Iterator[Recording]:
                 rec.usable = False
             return real_osopen(*a, **kw)
 
-        def open_spoiling(*a: Any, **kw: Any) -> Any:
+        def open_noting(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
             if not passing():
-                rec.usable = False
-            return real_open(*a, **kw)
+                k = key(file) if isinstance(mode, str) and set(mode) <= set("rbt") and not kw.get("opener") else None
+                if k is None:
+                    rec.usable = False
+                else:
+                    rec.quiet = True  # the digest's own read is not an observation
+                    try:
+                        sig = rec.reads.setdefault(k, _read_sig(k))
+                    finally:
+                        rec.quiet = False
+                    if sig is None:
+                        rec.usable = False
+            return real_open(file, mode, *a, **kw)
 
         os.stat, os.lstat, os.scandir, os.listdir = stat_noting, lstat_noting, scandir_noting, listdir_noting  # type: ignore[assignment]
-        os.readlink, os.open, builtins.open = readlink_noting, osopen_spoiling, open_spoiling  # type: ignore[assignment]
+        os.readlink, os.open, builtins.open = readlink_noting, osopen_spoiling, open_noting  # type: ignore[assignment]
         os.path.realpath = realpath_noting  # type: ignore[assignment]
         try:
             _canary(rec)
@@ -260,7 +289,7 @@ def env_digest(home: str, environ: Mapping[str, str], names: list[str]) -> str:
 def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
     """Would the recorded pass see exactly the same now (same environment, every path the same)?"""
     try:
-        digest, names, stats, dirs, links, real = marshal.loads(blob)
+        digest, names, stats, dirs, links, real, reads = marshal.loads(blob)
     except (ValueError, EOFError, TypeError):
         return False
     if env_digest(home, environ, names) != digest:
@@ -272,4 +301,5 @@ def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
         if _dir_sig(path) != sig:
             return False
     return (all(_link_sig(path) == sig for path, sig in links)
-            and all(_real_sig(path) == sig for path, sig in real))
+            and all(_real_sig(path) == sig for path, sig in real)
+            and all(_read_sig(path) == sig for path, sig in reads))
