@@ -96,12 +96,14 @@ suite('format', () => {
     assert.deepEqual([...RUNTIMES], Object.keys(RUNTIME_NAMES));
     assert.equal(runtimeName('cline'), 'Cline');
     assert.equal(runtimeName('claude'), 'Claude Code');
-    assert.equal(runtimeName('gemini'), 'gemini'); // not registered: the id itself
+    assert.equal(runtimeName('emacs'), 'emacs'); // not registered: the id itself
     assert.equal(runtimeIcon('claude'), 'sparkle');
     assert.equal(runtimeIcon('toString'), 'comment-discussion');
     assert.equal(reasonText('native'), PLAN_REASONS.native);
     assert.equal(reasonText('toString'), 'toString'); // an own key only, never Object.prototype's
-    assert.equal(runtimeList(), 'Claude Code, Codex CLI, OpenCode or Cline');
+    const names = RUNTIMES.map((r) => RUNTIME_NAMES[r]);
+    assert.equal(runtimeList(), `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`);
+    assert.ok(runtimeList().startsWith('Claude Code, Codex CLI'));
   });
 
   test('a claim plan is a plan or a refusal', () => {
