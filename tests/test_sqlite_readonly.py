@@ -85,6 +85,38 @@ def test_wal_without_shm_is_read_from_a_private_copy(tmp_path: Path) -> None:
     assert listing(store) == before
 
 
+@pytest.mark.parametrize("in_memory_max", [0, 1 << 30])
+def test_a_large_private_copy_is_read_from_disk_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   in_memory_max: int) -> None:
+    """Over PRIVATE_IN_MEMORY_MAX the copy is checkpointed, opened immutable and unlinked at once: the rows of
+    the -wal are there, no temporary file stays, the store is unchanged (and below it, the same in memory)."""
+    import tempfile
+
+    writer = wal_db(tmp_path / "x.db", keep_open=True)
+    assert writer is not None
+    saved = {n: (tmp_path / n).read_bytes() for n in ("x.db", "x.db-wal")}
+    writer.close()
+    store = tmp_path / "store"
+    store.mkdir()
+    for n, data in saved.items():
+        (store / n).write_bytes(data)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(sqlite, "PRIVATE_IN_MEMORY_MAX", in_memory_max)
+    before = listing(store)
+    con = open_sqlite_readonly(store / "x.db")
+    assert list(scratch.iterdir()) == []  # unlinked while open: nothing to clean up later
+    assert con.execute("SELECT count(*) FROM t").fetchone() == (3,)
+    main_file = con.execute("PRAGMA database_list").fetchall()[0][2]  # "" for an in-memory database
+    if in_memory_max:
+        assert main_file == ""
+    else:
+        assert os.path.realpath(main_file).startswith(os.path.realpath(scratch) + os.sep)
+    con.close()
+    assert listing(store) == before and list(scratch.iterdir()) == []
+
+
 @pytest.mark.parametrize("content", [b"not a database at all", b"SQLite format 3\x00" + b"\xff" * 200])
 def test_garbage_is_a_clear_error(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "x.db").write_bytes(content)
