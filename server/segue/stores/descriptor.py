@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -57,8 +58,10 @@ def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
         if importlib.util.find_spec(f"{package}.{name}") is not None:
             return importlib.import_module(f"{package}.{name}")
         try:
-            return getattr(importlib.import_module(f"{package}.{module}"), name)
+            value = getattr(importlib.import_module(f"{package}.{module}"), name)
         except AttributeError:
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        setattr(sys.modules[package], name, value)  # found once: later reads are plain attribute reads
+        return value
 
     return __getattr__
