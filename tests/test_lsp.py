@@ -28,6 +28,7 @@ from tests.test_lsp_harness import (
     SECRET,
     SERVER,
     Stores,
+    call,
     init_params,
     keep_plain_json,
     present_runtimes,
@@ -51,10 +52,6 @@ async def client(lsp_client: LanguageClient, home: Path):
     await lsp_client.initialize_session(init_params(home))
     yield
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
 
 
 def written_at(markdown: str) -> str:

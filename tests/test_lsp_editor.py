@@ -4,7 +4,6 @@ revokeToken (the editor withdraws a token it emitted), locations (where stores w
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from pathlib import Path
@@ -17,7 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from segue.lsp import protocol as P
 from segue.stores import RUNTIMES
-from tests.test_lsp_harness import SERVER, Stores, init_params, keep_plain_json
+from tests.test_lsp_harness import SERVER, Stores, call, init_params, keep_plain_json
 
 STORES = Stores("editor")
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -34,10 +33,6 @@ async def client(lsp_client: LanguageClient, home: Path):
     await lsp_client.initialize_session(init_params(home, watch=False))
     yield
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
 
 
 def top(rt: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from segue.lsp import protocol as P
-from tests.test_lsp_harness import SERVER, Stores, init_params, keep_plain_json, present_runtimes
+from tests.test_lsp_harness import SERVER, Stores, call, init_params, keep_plain_json, present_runtimes
 
 STORES = Stores("errors")
 BARE_ENV = dict(STORES.env, PATH="/usr/bin:/bin")  # no runtime CLI anywhere
@@ -44,10 +44,6 @@ async def bare(lsp_client: LanguageClient, home: Path):
     await lsp_client.initialize_session(init_params(home.parent / "bare-home", watch=False))
     yield
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
 
 
 async def error(client: LanguageClient, method: str, params: Any = None) -> JsonRpcException:

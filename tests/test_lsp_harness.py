@@ -96,6 +96,13 @@ def keep_plain_json(client: Any) -> None:
     conv.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
 
 
+async def call(client: Any, method: str, params: Any = None) -> Any:
+    """One custom request through a pytest-lsp client, as plain JSON, failing after a minute."""
+    import asyncio
+
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
+
+
 def server_pid(client: Any) -> int:
     return client._server.pid  # the asyncio subprocess pytest-lsp started
 

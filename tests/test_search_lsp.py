@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from segue.lsp import protocol as P
-from tests.test_lsp_harness import RUNTIMES, SECRET, SERVER, Stores, init_params, keep_plain_json, tree_snapshot
+from tests.test_lsp_harness import RUNTIMES, SECRET, SERVER, Stores, call, init_params, keep_plain_json, tree_snapshot
 
 STORES = Stores("search")
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -31,10 +31,6 @@ async def client(lsp_client: LanguageClient, home: Path):
     await lsp_client.initialize_session(init_params(home, watch=False))
     yield
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: Any = None) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 60)
 
 
 async def test_progress_is_reported_while_the_index_fills(client: LanguageClient) -> None:
