@@ -187,7 +187,8 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     core = _unquote(value).rstrip(",;:")
     if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
         return False
-    return not re.fullmatch(r"\d{1,12}", core)  # counts, ports, ids
+    # counts, ports, ids; and file positions after a file name ("token.ts:382:26" in a stack trace)
+    return not re.fullmatch(r"\d{1,12}|\d{1,7}(?::\d{1,7}){1,2}", core)
 
 
 def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
