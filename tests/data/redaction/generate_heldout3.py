@@ -17,6 +17,8 @@ userinfo, path, percent-encoded), header (HTTP), encoded (base64 of a PEM or of 
 Row: {"text", "secret", "source"}; secret is None for negatives; one secret per positive row, present verbatim
 in text. source is "gen-held3:<vendor>:<kind>:<family>/<context>" or "gen-held3:neg:<kind>:<family>/<context>".
 Run: python tests/data/redaction/generate_heldout3.py (stdlib only, no network).
+Scored once, untuned, against main at 20d58ce (Redactor(environ={})): recall 0.966 (485/502), false
+positives 0.047 (6/127). Only totals were looked at; the rows missed or changed were not read.
 """
 
 # ruff: noqa: E501  (data tables and context templates read better on one line)
