@@ -27,6 +27,7 @@ from typing import Any
 
 from bench import generate, mutate
 from bench.check import check
+from bench.gen import tooljson
 from bench.lsp_client import Client, LspError
 from bench.proc import Run, Spawner, cold_method, evict, median
 from bench.report import Figure, write_reports
@@ -274,7 +275,8 @@ class Bench:
                                  [self.python, "-m", "bench.floor", "parse", target["path"], mode], env=env,
                                  runs=max(3, self.runs // 2))
                 self.figures.append(f)
-        fig = self.measure(key, f"segue brief {runtime} ({mb:.0f} MB session) --stdout",
+        shape = ", tool output JSON in strings" if key.endswith("_tooljson") else ""
+        fig = self.measure(key, f"segue brief {runtime} ({mb:.0f} MB session{shape}) --stdout",
                            [self.python, "-m", "segue", "brief", ref, "--stdout"], env=env, keep_stdout=False)
         fig.floor = floor
         fig.extra["mb_per_s"] = round(mb / fig.wall, 1) if fig.wall else None
@@ -291,6 +293,17 @@ class Bench:
             t = self.expected["targets"].get(rt)
             if t:
                 self.brief(rt, t)
+        # the other shape: tool output that is JSON inside a string (nearly every quote escaped)
+        mb = self.a.big_mb
+        d = self.cache / f"tooljson-b{mb:g}-s{self.a.seed}-v{tooljson.VERSION}"
+        if not (d / "targets.json").exists():
+            shutil.rmtree(d, ignore_errors=True)
+            log(f"writing the tool-output-heavy {mb:g} MB transcripts …")
+            tooljson.generate(d, mb, self.a.seed)
+        targets = json.loads((d / "targets.json").read_text())
+        for rt in ("claude", "codex"):
+            if rt in targets:
+                self.brief(rt, targets[rt], home=d / "home", state=d / "state", key=f"brief_{rt}_tooljson")
 
     def huge(self) -> None:
         if self.a.huge_gb <= 0:
