@@ -66,6 +66,8 @@ def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]], cut: list[int
     for j, head, tail in spans:
         if j < prev:
             continue
+        if FAST_JSON and raw.count(b'\\"', j, j + 2048) > CUT_QUOTES // 3:
+            continue  # escaped JSON: the walk would give up after CUT_QUOTES quotes; decoding is cheaper
         k = string_end(raw, j, CUT_QUOTES)
         if k < 0 or k - j < head + tail + 1024:
             continue
