@@ -110,3 +110,27 @@ def test_the_store_is_the_tool_output_heavy_shape(tmp_path_factory: pytest.TempP
 
 
 assert "tooljson-claude" in STORES and "tooljson-codex" in STORES
+
+
+@pytest.mark.parametrize("shape", ["plain", "torn_decodable", "torn", "oversized_middle", "oversized_last",
+                                   "empty", "one_line_open", "crlf_blank"])
+def test_step_lines_reads_what_iter_raw_lines_reads(shape: str, tmp_path: Path) -> None:
+    """The brief's line loop (`step_lines`) is `iter_raw_lines` with a tighter common case: the same lines,
+    flags and byte counts on every shape a rollout can end in."""
+    from segue.stores.codex.records import MAX_LINE, iter_raw_lines, step_lines
+
+    rec = b'{"timestamp":"2026-01-01T00:00:00.000Z","type":"event_msg","payload":{"type":"task_started"}}'
+    big = b'{"type":"response_item","payload":{"type":"function_call_output","output":"' + b"x" * MAX_LINE + b'"}}'
+    data = {"plain": rec + b"\n" + rec + b"\n", "torn_decodable": rec + b"\n" + rec,
+            "torn": rec + b"\n" + rec[:40], "oversized_middle": rec + b"\n" + big + b"\n" + rec + b"\n",
+            "oversized_last": rec + b"\n" + big, "empty": b"", "one_line_open": rec,
+            "crlf_blank": rec + b"\r\n\r\n  \n" + rec + b"\r\n"}[shape]
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(data)
+    got_stats, want_stats = ReadStats(), ReadStats()
+    with open(p, "rb") as f:
+        want = list(iter_raw_lines(f, want_stats))
+    with open(p, "rb") as f:
+        got = list(step_lines(f, got_stats))
+    assert got == want
+    assert got_stats.bytes_read == want_stats.bytes_read == len(data)
