@@ -134,3 +134,22 @@ def test_step_lines_reads_what_iter_raw_lines_reads(shape: str, tmp_path: Path) 
         got = list(step_lines(f, got_stats))
     assert got == want
     assert got_stats.bytes_read == want_stats.bytes_read == len(data)
+
+
+def test_gemini_output_and_exit_lookups_match_their_regexes() -> None:
+    """Gemini CLI's command outputs are read by `str.find` where a regex walked every character: the same
+    results as the regexes (kept as the reference) on texts built from every fragment they look for."""
+    import random
+
+    from segue.stores.gemini import reader as g
+
+    parts = ["Output: ", "Output:", "\n", "\nError: ", "\nExit Code: ", "Exit Code: ", "7", "-1", " ", "x",
+             "\nSignal: ", "Signal: 9", "\nBackground PIDs: ", "\nProcess Group PGID: ", "\r\n", "é"]
+    rng = random.Random(5)
+    for _ in range(4000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 14)))
+        m = g._OUTPUT.search(text)
+        assert g._output_section(text) == (m.group(1) if m else None), repr(text)
+        for rx, lit in ((g._EXIT, "Exit Code: "), (g._SIGNAL, "Signal: ")):
+            want, got = rx.search(text), g._line_search(rx, lit, text)
+            assert (got.span() if got else None) == (want.span() if want else None), repr(text)
