@@ -71,10 +71,12 @@ def test_fast_paths_give_the_reference_brief(runtime: str, variant: str,
 def test_the_stdlib_settings_cut_escaped_json_and_give_the_same_brief(
         runtime: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
         count_cuts: dict[str, int]) -> None:
-    """Without orjson the cut copies are worth walking escaped quotes for (CUT_QUOTES 4096): the walk must
-    find the true ends of strings full of `\\"` and `\\\\\\"`, or the brief would differ."""
+    """Without orjson the cut copies are worth walking escaped quotes for (CUT_QUOTES 4096), up to a density
+    of them; here every escaped string is walked and cut (DENSE_QUOTES off): the walk must find the true ends
+    of strings full of `\\"` and `\\\\\\"`, or the brief would differ."""
     monkeypatch.setattr(jsoncut, "FAST_JSON", False)
     monkeypatch.setattr(jsoncut, "CUT_QUOTES", 4096)
+    monkeypatch.setattr(jsoncut, "DENSE_QUOTES", 1 << 20)
     for variant in ("", "reversed"):
         store = _tree(f"tooljson-{runtime}", variant, tmp_path_factory)
         home = store.root / store.home
