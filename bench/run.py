@@ -402,17 +402,18 @@ class Bench:
         self.out.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         self.help()
-        self.floors_list()
-        self.list_cold()
-        self.correctness()
-        self.list_warm()
-        self.list_changed()
-        self.list_cold_opencode()
-        self.list_disk_cold()
-        self.inproc_list()
+        if not self.a.briefs_only:
+            self.floors_list()
+            self.list_cold()
+            self.correctness()
+            self.list_warm()
+            self.list_changed()
+            self.list_cold_opencode()
+            self.list_disk_cold()
+            self.inproc_list()
         if not self.a.skip_briefs:
             self.briefs()
-        if not self.a.skip_lsp:
+        if not self.a.skip_lsp and not self.a.briefs_only:
             self.lsp()
         if not self.a.skip_briefs:
             self.huge()
@@ -486,6 +487,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep", action="store_true", help="keep the huge transcript after the run")
     ap.add_argument("--skip-lsp", action="store_true")
     ap.add_argument("--skip-briefs", action="store_true", help="only the listing and language-server figures")
+    ap.add_argument("--briefs-only", action="store_true", help="only the brief figures (both shapes, the huge file)")
     a = ap.parse_args(argv)
     q = a.quick
     a.sessions_per_runtime = a.sessions_per_runtime or (200 if q else 2000)
