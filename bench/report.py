@@ -200,7 +200,8 @@ def _briefs(figures: list[Figure], info: dict[str, Any]) -> list[str]:
         if "error" in d:
             out.append(f"- {key}: in-process run failed: {d['error'][:300]}")
             continue
-        floors = {f.key.rsplit("_", 1)[1]: f.wall for f in figures if f.key.startswith(f"floor_parse_{key}_")}
+        floors = {mode: f.wall for f in figures for mode in ("read", "orjson", "skip")
+                  if f.key == f"floor_parse_{key}_{mode}"}
         fl = ", ".join(f"{k} {_fmt(v)}" for k, v in floors.items())
         out.append(f"- {key}: find (warm listing) {_fmt(d.get('find_s'))}, steps pass {_fmt(d.get('steps_s'))} "
                    f"({d.get('steps')} steps, {d.get('steps_mb_s') or 0:.0f} MB/s), facts {_fmt(d.get('facts_s'))}, "

@@ -280,6 +280,8 @@ class Bench:
                            [self.python, "-m", "segue", "brief", ref, "--stdout"], env=env, keep_stdout=False)
         fig.floor = floor
         fig.extra["mb_per_s"] = round(mb / fig.wall, 1) if fig.wall else None
+        # on a shared machine wall times wait for the CPU: the CPU ratio is the steadier one
+        fig.extra["cpu_vs_floor"] = round(fig.cpu / floor.cpu, 2) if floor.cpu else None
         fig.extra["bytes"] = target["bytes"]
         self.figures.append(fig)
         inproc = [self.python, "-m", "bench.inproc", "brief", str(home or self.home), str(state or self.state), ref]
