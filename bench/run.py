@@ -27,6 +27,7 @@ from typing import Any
 
 from bench import generate, mutate
 from bench.check import check
+from bench.gen import tooljson
 from bench.lsp_client import Client, LspError
 from bench.proc import Run, Spawner, cold_method, evict, median
 from bench.report import Figure, write_reports
@@ -274,10 +275,13 @@ class Bench:
                                  [self.python, "-m", "bench.floor", "parse", target["path"], mode], env=env,
                                  runs=max(3, self.runs // 2))
                 self.figures.append(f)
-        fig = self.measure(key, f"segue brief {runtime} ({mb:.0f} MB session) --stdout",
+        shape = ", tool output JSON in strings" if key.endswith("_tooljson") else ""
+        fig = self.measure(key, f"segue brief {runtime} ({mb:.0f} MB session{shape}) --stdout",
                            [self.python, "-m", "segue", "brief", ref, "--stdout"], env=env, keep_stdout=False)
         fig.floor = floor
         fig.extra["mb_per_s"] = round(mb / fig.wall, 1) if fig.wall else None
+        # on a shared machine wall times wait for the CPU: the CPU ratio is the steadier one
+        fig.extra["cpu_vs_floor"] = round(fig.cpu / floor.cpu, 2) if floor.cpu else None
         fig.extra["bytes"] = target["bytes"]
         self.figures.append(fig)
         inproc = [self.python, "-m", "bench.inproc", "brief", str(home or self.home), str(state or self.state), ref]
@@ -291,6 +295,17 @@ class Bench:
             t = self.expected["targets"].get(rt)
             if t:
                 self.brief(rt, t)
+        # the other shape: tool output that is JSON inside a string (nearly every quote escaped)
+        mb = self.a.big_mb
+        d = self.cache / f"tooljson-b{mb:g}-s{self.a.seed}-v{tooljson.VERSION}"
+        if not (d / "targets.json").exists():
+            shutil.rmtree(d, ignore_errors=True)
+            log(f"writing the tool-output-heavy {mb:g} MB transcripts …")
+            tooljson.generate(d, mb, self.a.seed)
+        targets = json.loads((d / "targets.json").read_text())
+        for rt in ("claude", "codex"):
+            if rt in targets:
+                self.brief(rt, targets[rt], home=d / "home", state=d / "state", key=f"brief_{rt}_tooljson")
 
     def huge(self) -> None:
         if self.a.huge_gb <= 0:
@@ -389,17 +404,18 @@ class Bench:
         self.out.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         self.help()
-        self.floors_list()
-        self.list_cold()
-        self.correctness()
-        self.list_warm()
-        self.list_changed()
-        self.list_cold_opencode()
-        self.list_disk_cold()
-        self.inproc_list()
+        if not self.a.briefs_only:
+            self.floors_list()
+            self.list_cold()
+            self.correctness()
+            self.list_warm()
+            self.list_changed()
+            self.list_cold_opencode()
+            self.list_disk_cold()
+            self.inproc_list()
         if not self.a.skip_briefs:
             self.briefs()
-        if not self.a.skip_lsp:
+        if not self.a.skip_lsp and not self.a.briefs_only:
             self.lsp()
         if not self.a.skip_briefs:
             self.huge()
@@ -473,6 +489,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep", action="store_true", help="keep the huge transcript after the run")
     ap.add_argument("--skip-lsp", action="store_true")
     ap.add_argument("--skip-briefs", action="store_true", help="only the listing and language-server figures")
+    ap.add_argument("--briefs-only", action="store_true", help="only the brief figures (both shapes, the huge file)")
     a = ap.parse_args(argv)
     q = a.quick
     a.sessions_per_runtime = a.sessions_per_runtime or (200 if q else 2000)

@@ -5,7 +5,9 @@ in each serialization a writer or tool may produce, with fast paths on and off. 
 facts), steps, commands, files changed and requests must be the same every time.
 
 Stores: every real fixture (tests/fixtures/real/*/home), the hand-made generations of the reader tests
-(Claude Code C1/C2/C3, Codex, Cline), and a small store from bench/generate.py (all four runtimes; slow).
+(Claude Code C1/C2/C3, Codex, Cline), tool-output-heavy Claude Code and Codex transcripts from
+bench/gen/tooljson.py (JSON inside strings, long lines), and a small store from bench/generate.py (all
+runtimes; slow).
 Variants are applied to JSONL lines and whole JSON documents; in SQLite databases, to the JSON held in text
 cells (serialization variants only: CRLF, BOM, blank lines and torn lines are file-level forms).
 `.zst` rollouts are left as they are.
@@ -281,6 +283,16 @@ def _generated(tmp: Path) -> Store:
     return Store(tmp, "home", {})
 
 
+def _tooljson(tmp: Path) -> Store:
+    """Tool-output-heavy transcripts (bench/gen/tooljson.py): outputs that are JSON inside strings, so nearly
+    every quote is escaped and some twice, lines of hundreds of KiB that the fast paths cut or skip."""
+    from bench.gen.tooljson import generate
+
+    generate(tmp / "tj", mb=1.5, seed=3)
+    shutil.move(str(tmp / "tj" / "home"), str(tmp / "home"))
+    return Store(tmp, "home", {})
+
+
 STORES: dict[str, tuple[tuple[str, ...], Callable[[Path], Store]]] = {
     **{f"real-{rt}": ((rt,), _real(rt)) for rt in RUNTIMES},
     "hand-claude-C1": (("claude",), _claude_hand("C1")),
@@ -288,6 +300,8 @@ STORES: dict[str, tuple[tuple[str, ...], Callable[[Path], Store]]] = {
     "hand-claude-C3": (("claude",), _claude_hand("C3")),
     "hand-codex": (("codex",), _codex_hand),
     "hand-cline": (("cline",), _cline_hand),
+    "tooljson-claude": (("claude",), _tooljson),
+    "tooljson-codex": (("codex",), _tooljson),
     # one generated tree, checked per runtime (so one runtime's known failure hides no other's)
     **{f"generated-{rt}": ((rt,), _generated) for rt in RUNTIMES},
 }

@@ -123,9 +123,14 @@ def stream(steps: Iterable[Step]) -> _Raw:
                 fc.added = None if fc.added is None or s.added is None else fc.added + s.added
                 fc.removed = None if fc.removed is None or s.removed is None else fc.removed + s.removed
                 raw.files[s.path] = fc
-        output = s.output[-OUTPUT_KEEP:] if s.kind == "command" and s.output else None
-        raw.recent.append(Step(kind=s.kind, text=_clip(_step_text(s), STEP_CAP) or "", at=s.at, output=output))
+        raw.recent.append(s)  # the steps as streamed; only the last MAX_STEPS are turned into shown ones
+    raw.recent = deque((_recent_step(s) for s in raw.recent), maxlen=MAX_STEPS)
     return raw
+
+
+def _recent_step(s: Step) -> Step:
+    output = s.output[-OUTPUT_KEEP:] if s.kind == "command" and s.output else None
+    return Step(kind=s.kind, text=_clip(_step_text(s), STEP_CAP) or "", at=s.at, output=output)
 
 
 @dataclass

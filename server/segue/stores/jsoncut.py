@@ -18,6 +18,10 @@ MARK_JSON = b"\\u0000segue:cut\\u0000"
 # over thousands of them costs more than decoding the line when orjson decodes (about 1 GB/s); the stdlib
 # decoder is slow enough on such strings that the loop still pays.
 CUT_QUOTES = 64 if FAST_JSON else 4096
+# A string with more escaped quotes than this in its first 2 KiB is JSON inside a string (tool output):
+# `cut_strings` leaves it whole without walking its quotes. With orjson the walk would give up there anyway;
+# with the stdlib a walk over thousands of quotes (a Python loop) costs more than decoding them too.
+DENSE_QUOTES = CUT_QUOTES if FAST_JSON else 32
 
 
 def string_end(raw: bytes, j: int, limit: int = 64) -> int:
@@ -66,6 +70,8 @@ def cut_strings(raw: bytes, spans: Iterable[tuple[int, int, int]], cut: list[int
     for j, head, tail in spans:
         if j < prev:
             continue
+        if raw.count(b'\\"', j, j + 2048) > DENSE_QUOTES:
+            continue  # escaped JSON: walking its quotes one by one costs more than decoding it
         k = string_end(raw, j, CUT_QUOTES)
         if k < 0 or k - j < head + tail + 1024:
             continue

@@ -38,10 +38,12 @@ _SKIP_PREFIX: tuple[bytes, ...] = (
 # output string is decoded from a copy of the line whose middle is cut out (replaced by `_MARK`). Every
 # shortcut falls back to decoding the whole line when its preconditions do not hold.
 
-CUT_MIN = 4 * 1024  # lines shorter than this are decoded whole
 # Bytes kept at the end of a cut string: OUTPUT_KEEP characters of up to 3-byte UTF-8 (CJK); fewer than
 # OUTPUT_KEEP + 16 characters (4-byte text, \u escapes) fail `_ends_kept` and the line is decoded whole.
 CUT_TAIL = 3 * OUTPUT_KEEP + 1024
+# Lines shorter than this are decoded whole without trying a cut: `cut_strings` cuts only a string longer
+# than what it keeps (head + CUT_TAIL) plus 1 KiB, which a shorter line cannot hold.
+CUT_MIN = CUT_TAIL + 1024
 _MARK = CUT_MARK
 _SKIP = object()
 

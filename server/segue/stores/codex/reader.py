@@ -20,7 +20,7 @@ from segue.stores.base import (
     read_head_tail,
 )
 from segue.stores.codex.discovery import REVIEW_SCAN_MAX, _review_gap, _walk, open_rollouts
-from segue.stores.codex.records import ZstdMissing, _lines, iter_raw_lines, open_rollout
+from segue.stores.codex.records import ZstdMissing, _lines, iter_raw_lines, open_rollout, step_lines
 from segue.stores.codex.steps import StepBuilder
 from segue.stores.codex.summary import (
     _all_lines,
@@ -346,7 +346,7 @@ class CodexReader(Reader):
         b = StepBuilder(session.cwd, fast=self.fast)
         with f:
             try:
-                for raw, whole in iter_raw_lines(f, stats):
+                for raw, whole in step_lines(f, stats):
                     yield from b.feed_raw(raw, whole, stats)
             except Exception as e:  # zstandard.ZstdError: a corrupt frame mid-stream
                 if not path.endswith(".zst"):

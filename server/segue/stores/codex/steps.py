@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from segue.model import ReadStats, Step, parse_time
@@ -31,7 +31,7 @@ from segue.stores.codex.fast import (
     _fast_output,
     _skip,
 )
-from segue.stores.codex.records import MAX_LINE, _slim, decode_records, normalize
+from segue.stores.codex.records import MAX_LINE, _slim, decode_records, loads_line, normalize
 from segue.stores.codex.text import (
     _SHELL_CMD_RE,
     _SHELL_FRAGMENT,
@@ -51,7 +51,6 @@ from segue.stores.codex.text import (
     shell_writes,
     user_item_request,
 )
-from segue.stores.jsoncut import string_end as _string_end
 from segue.stores.text import STEP_TEXT
 
 _EXEC_TOOLS = {"exec_command", "shell", "shell_command", "container.exec", "local_shell", "unified_exec"}
@@ -107,12 +106,13 @@ class StepBuilder:
 
     # -- raw lines
 
-    def feed_raw(self, raw: bytes, whole: bool, stats: ReadStats) -> Iterator[Step]:
-        if not whole or raw.strip():
+    def feed_raw(self, raw: bytes, whole: bool, stats: ReadStats) -> Iterable[Step]:
+        """The steps one line gives. Not a generator itself: most lines give none, and a line that gives
+        none costs no generator (the caller's `yield from ()` is free); the work is done when called."""
+        if not whole or not raw.isspace():  # readline never returns b"": isspace() is "blank", without a copy
             self.lines += 1
         if whole and not self.fast:
-            yield from self._decode_whole(raw, stats)
-            return
+            return self._decode_whole(raw, stats)
         m = _ENVELOPE_RE.match(raw) if whole else None
         plan = None
         if m is not None:  # Codex's own compact envelope: most records are decided from their bytes
@@ -121,35 +121,45 @@ class StepBuilder:
             plan = self._plan_output(raw, b.end(), bare=True)
         if plan is _SKIP:
             self.known += 1
-            return
+            return ()
         if plan is not None:
             kind, payload, ts = normalize(plan)
-            yield from self.feed(kind, payload, ts)
-            return
+            return self.feed(kind, payload, ts)
         if m is None:
             head = raw[:320]
             if any(s in head for s in _SKIP_PREFIX):
                 self.known += 1
-                return
+                return ()
         if not whole:  # only the first 64 KiB of the line are here
             fast = _fast_output(raw)
             if fast is not None:  # a huge tool output: its call id and exit-code header
                 self.known += 1
-                yield from self._output(fast, None)
-                return
+                return self._output(fast, None)
             if not self.big_skipped:
                 stats.problems.append(f"records over {MAX_LINE >> 20} MiB skipped")
             self.big_skipped += 1
-            return
+            return ()
         if len(raw) > 256 * 1024 and b'"data:' in raw:
             raw = _DATA_URL_RE.sub(b'"data:"', raw)  # inline base64 images
-        if b'"turn_context"' in raw[:320]:
+        if raw.find(b'"turn_context"', 0, 320) >= 0:
             raw = _slim(raw)
-        yield from self._decode_whole(raw, stats)
+        elif m is not None:
+            # A compact envelope that decodes to one record is what `decode_records` + `normalize` would
+            # give (the envelope has a string type and an object payload); anything else goes through them.
+            obj = loads_line(raw)
+            if isinstance(obj, dict):
+                kind, payload = obj.get("type"), obj.get("payload")
+                if isinstance(kind, str) and isinstance(payload, dict):
+                    return self.feed(kind, payload, obj.get("timestamp"))
+                return self._feed_records([obj], 0, stats)
+        return self._decode_whole(raw, stats)
 
     def _decode_whole(self, raw: bytes, stats: ReadStats) -> Iterator[Step]:
         """The reference path: decode the line and feed every record it holds."""
         recs, bad = decode_records(raw)
+        return self._feed_records(recs, bad, stats)
+
+    def _feed_records(self, recs: list[dict[str, Any]], bad: int, stats: ReadStats) -> Iterator[Step]:
         stats.damaged_lines += bad
         for obj in recs:
             kind, payload, ts = normalize(obj)
@@ -205,12 +215,10 @@ class StepBuilder:
         except UnicodeDecodeError:
             return None
         c = self.pending.get(cid)
-        if c is None or c.kind == "tool":
-            # A second record can only start where the output string ends (its `{` then reads as the
-            # string's last character): scanning from there is cheaper than scanning the whole output.
-            k = _string_end(raw, m.end() - 1) if m.group(2) is not None else -1
-            if _skip(raw, k - 1 if k > 0 else at, bare) is None:
-                return None
+        # A second record run into this one (#24425) starts with an unescaped `{"timestamp"`, which no JSON
+        # string holds: one C scan of the line, never a walk over the output's escaped quotes.
+        if (c is None or c.kind == "tool") and _skip(raw, at, bare) is None:
+            return None
         if c is None:
             return _SKIP
         if c.kind == "tool":  # a tool step shows the call, never its output
@@ -259,8 +267,10 @@ class StepBuilder:
     def _emit(self, step: Step) -> Iterator[Step]:
         """A non-message step; held response-item messages before it come out first."""
         self.emitted += 1
-        yield from self._flush_held()
-        yield from self._out(step)
+        if self.held:
+            yield from self._flush_held()
+        self.prev = step  # `_out`, inline: one generator less per step
+        yield step
 
     def _flush_held(self) -> Iterator[Step]:
         held, self.held = self.held, []
@@ -514,9 +524,10 @@ class StepBuilder:
             c = _Call("command", _cap(text, STEP_TEXT), at, self.cwd)
         elif c.kind != "command":
             return
-        for sid, rcid in list(self.running.items()):
-            if rcid == cid:
-                del self.running[sid]
+        if self.running:
+            for sid, rcid in list(self.running.items()):
+                if rcid == cid:
+                    del self.running[sid]
         yield from self._command_done(cid, c, code, out)
 
     def _changes(self, cid: str, changes: Any, failed: bool, at: float | None) -> Iterator[Step]:

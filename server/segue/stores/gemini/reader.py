@@ -560,15 +560,28 @@ def _call_steps(call: dict[str, Any], at: float | None) -> Iterator[Step]:
         yield Step("tool", f"{name}: {brief}" if brief else name, at=at)
 
 
+def _line_search(rx: re.Pattern[str], literal: str, text: str) -> re.Match[str] | None:
+    """`rx.search(text)` for a multi-line pattern `^literal…`: tried only where `literal` starts a line
+    (a `^` search walks every character of a long output in Python's regex engine; `str.find` does not)."""
+    i = text.find(literal)
+    while i >= 0:
+        if i == 0 or text[i - 1] == "\n":
+            m = rx.match(text, i)
+            if m:
+                return m
+        i = text.find(literal, i + 1)
+    return None
+
+
 def shell_exit_code(status: Any, output: str | None) -> int | None:
     """`run_shell_command` reports a non-zero exit as an `Exit Code: N` line; a successful run with no such
     line exited 0. Errors (refused, cancelled), signals and missing results are unknown."""
     if output is None:
         return None
-    m = _EXIT.search(output)
+    m = _line_search(_EXIT, "Exit Code: ", output)
     if m:
         return int(m.group(1))
-    if _SIGNAL.search(output) or status not in ("success", None):
+    if _line_search(_SIGNAL, "Signal: ", output) or status not in ("success", None):
         return None
     return 0 if "Output:" in output else None
 
@@ -605,11 +618,26 @@ def _result_text(result: Any) -> str | None:
     return None
 
 
+_OUTPUT_ENDS = tuple(f"\n{k}: " for k in ("Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID"))
+
+
+def _output_section(out: str) -> str | None:
+    """`_OUTPUT.search(out).group(1)` (None for no match) by `str.find`: the first `Output: ` always matches
+    (its end-of-text branch ends it at the latest), and the lazy group ends at the earliest terminator. The regex
+    tries its alternation at every character of a long output."""
+    i = out.find("Output: ")
+    if i < 0:
+        return None
+    start = i + len("Output: ")
+    ends = [e for e in (out.find(t, start) for t in _OUTPUT_ENDS) if e >= 0]
+    return out[start:min(ends)] if ends else out[start:]
+
+
 def _output_tail(out: str | None) -> str | None:
     if not out:
         return None
-    m = _OUTPUT.search(out)
-    text = (m.group(1) if m else out).strip()
+    section = _output_section(out)
+    text = (section if section is not None else out).strip()
     return text[-OUTPUT_TAIL:] if text else None
 
 
