@@ -259,6 +259,8 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
             _keep(found, s)
     for runtime, reader in readers.items():
         with contextlib.suppress(Exception), probe.observe():  # live is a hint: a failure must not fail listing
+            if probe.active():  # a fresh reader: what a summary memoised of live processes was not observed
+                reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
     cache.prune(runtimes, seen_keys)
     cache.save()

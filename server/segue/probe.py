@@ -219,6 +219,11 @@ def recording(paused: bool = False) -> Iterator[Recording]:
              os.path.realpath) = saved
 
 
+def active() -> bool:
+    """A recording is under way (a caller may then skip a memo that would hide an observation)."""
+    return bool(_ACTIVE)
+
+
 @contextlib.contextmanager
 def observe() -> Iterator[None]:
     """Note what runs inside this block in the paused recording under way (if any, on its own thread)."""
