@@ -2,7 +2,8 @@
 everything else to the CLI. Only this module knows both, so `segue.cli` never imports the language-server
 package (nor pygls) and `segue.lsp` never imports the CLI.
 
-A `segue list` whose output is known to be current (segue.warm) is printed before the CLI is imported."""
+A `segue list` whose output is known to be current (segue.warm), and a `segue search` a fresh index answers
+(segue.cli_search.quick_main), are printed before the CLI and its parser are imported."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             rc = answer(args)
+        except KeyboardInterrupt:
+            return 130
+        if rc is not None:
+            return rc
+    elif "search" in args[:3]:
+        from segue.cli_search import quick_main
+
+        try:
+            rc = quick_main(args)
         except KeyboardInterrupt:
             return 130
         if rc is not None:
