@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -342,3 +343,23 @@ def test_a_recording_paused_observes_only_inside_observe(tmp_path: Path) -> None
     assert not probe.unchanged(blob, "/home", {})
     with probe.observe():  # no recording: a no-op
         os.stat(tmp_path / "seen")
+
+
+def test_a_broken_pipe_keeps_nothing_and_leaves_no_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Closed(io.BytesIO):
+        def write(self, b: Any) -> int:
+            if self.tell() > 10:
+                raise BrokenPipeError()
+            return super().write(b)
+
+    argv = ["list", "--json"]
+    out = io.TextIOWrapper(Closed(), encoding="utf-8", write_through=True)
+    with monkeypatch.context() as m:
+        m.setattr(sys, "stdout", out)
+        m.setattr(sys, "stderr", io.StringIO())
+        assert cli.main(argv) == 0  # a reader that went away is no failure
+    warm_dir = root / "segue" / "cache" / "warm"
+    assert not [p for p in warm_dir.iterdir() if p.name.endswith(".tmp")]
+    assert quick(monkeypatch, argv) is None  # a cut output is never kept
+    ref = full(monkeypatch, argv)
+    assert quick(monkeypatch, argv) == ref

@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from segue import __version__
@@ -236,23 +236,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     else:
         with keeper.recording() as env:
             out, err, page, table = _list_output(args, _service(args, env))
-    if isinstance(out, list):  # compact JSON items, encoded
-        sys.stdout.flush()
-        w = sys.stdout.buffer.write
-        for chunk in _joined(out):
-            w(chunk)
-        sys.stdout.buffer.flush()
-    elif out:
-        sys.stdout.write(out)
-        sys.stdout.flush()
-    if err:
-        sys.stderr.write(err)
-    if keeper is not None:
-        keeper.keep(page.sessions, table, out, err, 0)
+    try:
+        if isinstance(out, str):
+            if out:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+        else:  # compact JSON items, encoded one at a time: written out (and kept) as they come
+            body = keeper.body() if keeper is not None else None
+            sys.stdout.flush()
+            w = sys.stdout.buffer.write
+            for chunk in _joined(out):
+                w(chunk)
+                if body is not None:
+                    body.write(chunk)
+            sys.stdout.buffer.flush()
+        if err:
+            sys.stderr.write(err)
+        if keeper is not None:
+            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0)
+    finally:
+        if keeper is not None:
+            keeper.discard()
     return 0
 
 
-def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | list[bytes], str, ListingPage, bool]:
+def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator[bytes], str, ListingPage, bool]:
     """(stdout, stderr, the page, whether stdout is a table) of `segue list`."""
     from segue.table import render_table
 
@@ -266,7 +274,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | list[byt
     finally:
         if progress:
             progress.done()
-    out: str | list[bytes] = ""
+    out: str | Iterator[bytes] = ""
     err: list[str] = []
     table = False
     if args.json:
@@ -276,7 +284,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | list[byt
             # compact, each item encoded as stdout would (bytes: one wide character would make a str of the
             # whole listing four bytes a character), and no dict of every session held at once
             enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
-            out = [json.dumps(page.session_json(s), ensure_ascii=False).encode(enc, errors) for s in page.sessions]
+            out = (json.dumps(page.session_json(s), ensure_ascii=False).encode(enc, errors) for s in page.sessions)
         else:
             out = "[" + ",".join(json.dumps(item, ensure_ascii=False) for item in page.sessions_json()) + "]\n"
     elif page.sessions:
@@ -298,7 +306,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | list[byt
     return out, "".join(e + "\n" for e in err), page, table
 
 
-def _joined(items: list[bytes]) -> Iterator[bytes]:
+def _joined(items: Iterable[bytes]) -> Iterator[bytes]:
     """A JSON array of encoded items, piece by piece (never one copy of the whole)."""
     yield b"["
     for i, item in enumerate(items):

@@ -26,7 +26,7 @@ from segue import replay
 
 TYPE_CHECKING = False  # not typing's: a quick answer imports as little as it can
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
     from contextlib import AbstractContextManager
     from typing import Any
 
@@ -160,12 +160,15 @@ def _read_entry(path: str) -> Any:
         if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() or st.st_mode & 0o077:
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            n = int.from_bytes(f.read(8), "little")
-            head = marshal.loads(f.read(n))
-            if isinstance(head, tuple) and len(head) == 6 and head[5][0] == "bytes":
-                kind, _, err, rc = head[5]
-                head = (*head[:5], (kind, f.read(), err, rc))
-            return head
+            data = f.read()  # the printed bytes (if any), the header, the header's length
+        n = int.from_bytes(data[-8:], "little")
+        if not 0 < n <= len(data) - 8:
+            return None
+        head = marshal.loads(data[-8 - n:-8])
+        if isinstance(head, tuple) and len(head) == 6 and head[5][0] == "bytes":
+            kind, _, err, rc = head[5]
+            head = (*head[:5], (kind, data[:-8 - n], err, rc))
+        return head
     except (OSError, ValueError, EOFError, TypeError, IndexError):
         return None
     finally:
@@ -238,6 +241,8 @@ class Keeper:
         self.key = key_of(argv, root)
         self.before: list[Any] | None = None
         self.blob: bytes | None = None
+        self._tmp: str | None = None
+        self._body: Any = None
 
     @classmethod
     def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
@@ -272,8 +277,33 @@ class Keeper:
 
         return rec_env()
 
-    def keep(self, sessions: Sequence[Any], table: bool, out: str | list[bytes], err: str, rc: int) -> bool:
-        """Keep what the listing printed; False (nothing kept) when it cannot be answered warm."""
+    def body(self) -> Any:
+        """A private file the printed bytes are copied into as they are written (kept by `keep`)."""
+        from pathlib import Path
+
+        from segue.paths import ensure_private_dir
+
+        try:
+            ensure_private_dir(Path(self.root) / "cache" / SUBDIR)
+            self._tmp = f"{_entry_path(self.root, self.key)}.{os.getpid()}.tmp"
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            self._body = os.fdopen(fd, "wb")
+        except Exception:  # nothing kept this time
+            self._tmp = self._body = None
+        return self._body
+
+    def discard(self) -> None:
+        """Drop a body `keep` did not take (a broken pipe, an answer that cannot be kept)."""
+        if self._body is not None:
+            self._body.close()
+            self._body = None
+        if self._tmp is not None:
+            _unlink(self._tmp)
+            self._tmp = None
+
+    def keep(self, sessions: Sequence[Any], table: bool, out: str | None, err: str, rc: int) -> bool:
+        """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
+        cannot be answered warm."""
         if self.blob is None or self.before is None or any(s.live for s in sessions):
             return False
         after = inputs(self.root)
@@ -285,18 +315,32 @@ class Keeper:
         if until is None:
             return False
         payload: tuple[Any, ...]
-        chunks: Iterable[bytes] = ()
         if table:
             payload = ("rows", [tuple(getattr(s, f) for f in ROW_FIELDS) for s in sessions], err, rc)
-        elif isinstance(out, str):
+        elif out is not None:
             payload = ("text", out, err, rc)
-        else:  # the encoded bytes follow the header
-            from segue.cli import _joined
-
+        elif self._body is not None:  # the printed bytes are the body; the header goes after them
             payload = ("bytes", None, err, rc)
-            chunks = _joined(out)
+        else:
+            return False
         head = marshal.dumps((FORMAT, self.key, self.blob, after, until, payload))
-        return _write(self.root, _entry_path(self.root, self.key), [len(head).to_bytes(8, "little"), head, chunks])
+        body = self._body if payload[0] == "bytes" else None
+        if body is None:
+            self.discard()
+            body = self.body()
+            if body is None:
+                return False
+        try:
+            body.write(head)
+            body.write(len(head).to_bytes(8, "little"))
+            body.close()
+            self._body = None
+            os.replace(self._tmp, _entry_path(self.root, self.key))
+            self._tmp = None
+        except Exception:  # a kept answer is an optimisation; never a reason for a listing to fail
+            return False
+        _prune(f"{self.root}/cache/{SUBDIR}")
+        return True
 
     def _valid_until(self) -> float | None:
         """When a live token expires or a future-issued one starts counting (handed_off changes with the clock)."""
@@ -328,46 +372,27 @@ class Keeper:
         return min(times, default=float("inf"))
 
 
-def _write(root: str, path: str, parts: list[Any]) -> bool:
-    from pathlib import Path
-
-    from segue.paths import ensure_private_dir
-
-    try:
-        d = ensure_private_dir(Path(root) / "cache" / SUBDIR)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                if isinstance(part, bytes):
-                    f.write(part)
-                else:
-                    for chunk in part:
-                        f.write(chunk)
-        os.replace(tmp, path)
-        _prune(str(d))
-        return True
-    except Exception:  # a kept answer is an optimisation; never a reason for a listing to fail
-        return False
-
-
 def _prune(d: str) -> None:
-    import contextlib
-
     try:
         entries = sorted(((e.stat().st_mtime_ns, e.path) for e in os.scandir(d) if e.is_file()), reverse=True)
     except OSError:
         return
     for _, p in entries[KEEP:]:
-        with contextlib.suppress(OSError):
-            os.unlink(p)
+        _unlink(p)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:  # gone already (another process pruned it)
+        return
 
 
 def forget(root: str) -> None:
     """Drop every kept answer (tests, and a state directory being cleaned)."""
-    d = f"{root}/cache/{SUBDIR}"
     try:
-        for e in os.scandir(d):
-            os.unlink(e.path)
+        names = [e.path for e in os.scandir(f"{root}/cache/{SUBDIR}")]
     except OSError:
-        pass
+        return
+    for p in names:
+        _unlink(p)
