@@ -276,6 +276,24 @@ def test_a_checkout_s_branch_is_re_checked(root: Path, monkeypatch: pytest.Monke
     assert full(monkeypatch, argv) == ref and quick(monkeypatch, argv) == ref
 
 
+def test_a_directory_filter_follows_its_symlinks(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--dir` compares resolved paths: a symlink changing its target changes the listing, and the answer."""
+    listed = json.loads(full(monkeypatch, ["list", "--json"], keep=False)[1])
+    cwd = Path(next(s["cwd"] for s in listed if s["cwd"]))
+    (root / "elsewhere").mkdir()
+    link = root / "link"
+    link.symlink_to(cwd)
+    argv = ["list", "--json", "--dir", str(link)]
+    before = full(monkeypatch, argv)
+    assert json.loads(before[1]) and quick(monkeypatch, argv) == before
+    link.unlink()
+    link.symlink_to(root / "elsewhere")
+    ref = full(monkeypatch, argv, keep=False)
+    assert json.loads(ref[1]) == []
+    assert quick(monkeypatch, argv) is None
+    assert full(monkeypatch, argv) == ref and quick(monkeypatch, argv) == ref
+
+
 def test_the_clock_passing_a_token_s_expiry_ends_the_answer(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _token(root)
     argv = ["list", "--json"]

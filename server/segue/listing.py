@@ -103,10 +103,10 @@ def cwd_within(cwd: str | None, directory: str) -> bool:
         return False
     base = os.path.normpath(os.path.abspath(os.path.expanduser(directory)))
     forms = {os.path.normpath(cwd)}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), probe.observe():  # symlinks decide it: a warm replay re-resolves them
         forms.add(os.path.realpath(cwd))
     bases = {base}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), probe.observe():
         bases.add(os.path.realpath(base))
     for c in forms:
         for b in bases:
