@@ -151,28 +151,43 @@ def _private_dir(path: str) -> bool:
 
 
 def _read_entry(path: str) -> Any:
+    """(header, the entry's open file, where its printed bytes end), or None. The bytes stay on disk until they
+    are copied out (`_copy_body`): a 32,000-session listing is 20 MB."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    f = os.fdopen(fd, "rb")
     try:
-        st = os.fstat(fd)
-        if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        st = os.fstat(f.fileno())
+        if ((st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() or st.st_mode & 0o077
+                or st.st_size < 8):
+            f.close()
             return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read()  # the printed bytes (if any), the header, the header's length
-        n = int.from_bytes(data[-8:], "little")
-        if not 0 < n <= len(data) - 8:
+        f.seek(st.st_size - 8)
+        n = int.from_bytes(f.read(8), "little")
+        if not 0 < n <= st.st_size - 8:
+            f.close()
             return None
-        head = marshal.loads(data[-8 - n:-8])
-        if isinstance(head, tuple) and len(head) == 6 and head[5][0] == "bytes":
-            kind, _, err, rc = head[5]
-            head = (*head[:5], (kind, data[:-8 - n], err, rc))
-        return head
+        f.seek(st.st_size - 8 - n)
+        return marshal.loads(f.read(n)), f, st.st_size - 8 - n
     except (OSError, ValueError, EOFError, TypeError, IndexError):
+        f.close()
         return None
-    finally:
-        os.close(fd)
+
+
+def _copy_body(f: Any, size: int) -> None:
+    """The printed bytes of an entry to stdout, a megabyte at a time."""
+    f.seek(0)
+    out = sys.stdout.buffer
+    left = size
+    while left > 0:
+        chunk = f.read(min(left, 1 << 20))
+        if not chunk:
+            raise OSError("the kept answer is shorter than its header says")
+        out.write(chunk)
+        left -= len(chunk)
+    out.flush()
 
 
 # -- the quick answer ---------------------------------------------------------------------------------------
@@ -180,7 +195,7 @@ def _read_entry(path: str) -> Any:
 def answer(argv: Sequence[str]) -> int | None:
     """Print what the full path printed for these arguments, when nothing it depends on changed; None (having
     printed nothing) otherwise."""
-    if not enabled():
+    if not enabled() or os.name != "posix":  # (paths, owners and modes as POSIX has them)
         return None
     parsed = split(argv)
     if parsed is None:
@@ -192,30 +207,34 @@ def answer(argv: Sequence[str]) -> int | None:
     if not (_private_dir(root) and _private_dir(f"{root}/cache") and _private_dir(f"{root}/cache/{SUBDIR}")):
         return None
     key = key_of(argv, root)
-    entry = _read_entry(_entry_path(root, key))
-    if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT or entry[1] != key:
+    found = _read_entry(_entry_path(root, key))
+    if found is None:
         return None
-    _fmt, _key, blob, seen, valid_until, payload = entry
-    if not time.time() < valid_until or inputs(root) != seen:
-        return None
-    if not replay.unchanged(blob, os.path.expanduser("~"), os.environ):
-        return None
-    kind, out, err, rc = payload
-    try:
-        if kind == "rows":
-            from segue.table import render_table
+    entry, f, body = found
+    with f:
+        if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT or entry[1] != key:
+            return None
+        _fmt, _key, blob, seen, valid_until, payload = entry
+        if not time.time() < valid_until or inputs(root) != seen:
+            return None
+        if not replay.unchanged(blob, os.path.expanduser("~"), os.environ):
+            return None
+        kind, out, err, rc = payload
+        try:
+            if kind == "rows":
+                from segue.table import render_table
 
-            out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
-        if isinstance(out, bytes):
-            sys.stdout.buffer.write(out)
-            sys.stdout.buffer.flush()
-        elif out:
-            sys.stdout.write(out)
-            sys.stdout.flush()
-        if err:
-            sys.stderr.write(err)
-    except BrokenPipeError:
-        return 0
+                out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
+            if kind == "bytes":
+                sys.stdout.flush()
+                _copy_body(f, body)
+            elif out:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+            if err:
+                sys.stderr.write(err)
+        except BrokenPipeError:
+            return 0
     return int(rc)
 
 
@@ -247,7 +266,7 @@ class Keeper:
     @classmethod
     def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
         """A keeper when these arguments may be answered warm next time (None: switched off, another form)."""
-        if argv is None or not enabled():
+        if argv is None or not enabled() or os.name != "posix":
             return None
         parsed = split(argv)
         if parsed is None:
