@@ -252,3 +252,38 @@ def test_a_recording_observes_its_own_thread_only(tmp_path: Path) -> None:
     assert (str(tmp_path / "mine"), True) in rec.stats
     assert (str(tmp_path / "theirs"), True) not in rec.stats
     assert rec.dump("/home", {}) is not None  # another thread's open() does not spoil this pass
+
+
+def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path: Path) -> None:
+    """`segue search` on a fresh index runs neither argparse nor segue.cli, and prints what the full path prints."""
+    stores = Stores(tmp_path)
+    code = ("import sys; from segue.entry import main; rc = main(sys.argv[1:]); sys.stdout.flush(); "
+            "print(sorted(m for m in sys.modules if m.startswith('segue') or m == 'argparse'), file=sys.stderr); "
+            "raise SystemExit(rc)")
+
+    def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, *args], env={**stores.env, **env}, capture_output=True,
+                              text=True, timeout=120)
+
+    assert run("search", "files").returncode in (0, 1)  # builds the index
+    for args in (["search", "files", "--json"], ["search", "--limit", "2", "files"], ["search", "files"],
+                 ["search", "--runtime=claude", "--json", '"run the tests"'], ["search", "nonexistent-word-q"],
+                 ["search", "files", "--in", "commands", "--since", "2000-01-01", "--json"]):
+        quick, full = run(*args), run(*args, SEGUE_SEARCH_PROBE="0")
+        mods = quick.stderr.strip().splitlines()[-1]
+        assert "segue.cli'" not in mods and "argparse" not in mods, (args, mods)
+        assert "segue.cli'" in full.stderr
+        assert (quick.returncode, quick.stdout) == (full.returncode, full.stdout), args
+        assert quick.stderr.splitlines()[:-1] == full.stderr.splitlines()[:-1], args
+
+
+def test_the_quick_parser_leaves_every_unusual_form_to_argparse() -> None:
+    from segue.cli_search import _parse_quick
+
+    for argv in (["search", "a", "--json", "b"], ["search", "--js", "a"], ["search", "-h"], ["search", "--forget"],
+                 ["search", "a", "--limit", "0"], ["search", "a", "--limit", "x"], ["search", "a", "--runtime", "vim"],
+                 ["search", "--", "a"], ["search", "-a"], ["list", "a"], ["search", "a", "--limit"]):
+        assert _parse_quick(argv) is None, argv
+    ns = _parse_quick(["--home", "/h", "search", "--runtime", "claude", "fix", "it", "--in=commands", "--limit=3"])
+    assert ns is not None and (ns.home, ns.query, ns.runtime, ns.where, ns.limit, ns.json) == (
+        "/h", ["fix", "it"], ["claude"], ["commands"], 3, False)

@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from segue import __version__
@@ -23,9 +23,10 @@ from segue.limits import CLAIM_TAIL, PAGE_LIMIT, SEARCH_LIMIT, Bound
 from segue.stores import REGISTRY, RUNTIMES
 
 if TYPE_CHECKING:
-    from segue.results import StoreLocation
+    from segue.results import ListingPage, StoreLocation
     from segue.resume import Plan
     from segue.service import Service
+    from segue.stores.base import Env
 
 # `segue serve`, handed in by the entry point: (state directory or None) -> exit code
 Serve = Callable[[str | None], int]
@@ -148,7 +149,9 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
     """The CLI; `serve` runs the language server (the entry point passes it, so this module never imports
     the language-server package)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.raw_argv = argv  # what a warm listing is kept under (segue.warm)
     if args.command is None:
         parser.print_help()
         return 2
@@ -173,11 +176,11 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
         return 2 if reason == INVALID_PARAMS else 1
 
 
-def _service(args: argparse.Namespace) -> Service:
+def _service(args: argparse.Namespace, env: Env | None = None) -> Service:
     from segue.paths import StateDir
     from segue.service import Service
 
-    svc = Service(StateDir.resolve(args.home))
+    svc = Service(StateDir.resolve(args.home), env=env)
     svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
     return svc
 
@@ -212,18 +215,6 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _dump_list(items: list[Any]) -> None:
-    """A JSON array written item by item: no second copy of a large listing in memory."""
-    if sys.stdout.isatty():
-        _dump(items)
-        return
-    w = sys.stdout.write
-    w("[")
-    for i, item in enumerate(items):
-        w(("," if i else "") + json.dumps(item, ensure_ascii=False))
-    w("]\n")
-
-
 def _dump(obj: Any) -> None:
     """Indented for a person at a terminal; compact (and several times faster to encode) for programs."""
     indent = 2 if sys.stdout.isatty() else None
@@ -233,9 +224,46 @@ def _dump(obj: Any) -> None:
 # -- list -----------------------------------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """The listing; kept for a warm answer next time (segue.warm) unless switched off or the arguments are
+    of another form. The output is built whole, then printed: the same text is what is kept."""
+    from segue.paths import StateDir
+    from segue.warm import Keeper
+
+    root = str(StateDir.resolve(args.home).root)
+    keeper = Keeper.begin(getattr(args, "raw_argv", None), args.home, root)
+    if keeper is None:
+        out, err, page, table = _list_output(args, _service(args))
+    else:
+        with keeper.recording() as env:
+            out, err, page, table = _list_output(args, _service(args, env))
+    try:
+        if isinstance(out, str):
+            if out:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+        else:  # compact JSON items, encoded one at a time: written out (and kept) as they come
+            body = keeper.body() if keeper is not None else None
+            sys.stdout.flush()
+            w = sys.stdout.buffer.write
+            for chunk in _joined(out):
+                w(chunk)
+                if body is not None:
+                    body.write(chunk)
+            sys.stdout.buffer.flush()
+        if err:
+            sys.stderr.write(err)
+        if keeper is not None:
+            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0)
+    finally:
+        if keeper is not None:
+            keeper.discard()
+    return 0
+
+
+def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator[bytes], str, ListingPage, bool]:
+    """(stdout, stderr, the page, whether stdout is a table) of `segue list`."""
     from segue.table import render_table
 
-    svc = _service(args)
     limit = args.limit
     if limit is None and not args.json and sys.stdout.isatty():
         limit = max(5, shutil.get_terminal_size().lines - 4)  # a screenful: header, the note, the prompt
@@ -246,26 +274,46 @@ def cmd_list(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.done()
+    out: str | Iterator[bytes] = ""
+    err: list[str] = []
+    table = False
     if args.json:
-        _dump_list(page.sessions_json())
+        if sys.stdout.isatty():
+            out = json.dumps(page.sessions_json(), ensure_ascii=False, indent=2) + "\n"
+        elif os.name == "posix" and hasattr(sys.stdout, "buffer"):
+            # compact, each item encoded as stdout would (bytes: one wide character would make a str of the
+            # whole listing four bytes a character), and no dict of every session held at once
+            enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
+            out = (json.dumps(page.session_json(s), ensure_ascii=False).encode(enc, errors) for s in page.sessions)
+        else:
+            out = "[" + ",".join(json.dumps(item, ensure_ascii=False) for item in page.sessions_json()) + "]\n"
     elif page.sessions:
-        print(render_table(page.sessions, time.time()))
+        out = render_table(page.sessions, time.time()) + "\n"
+        table = True
         if page.next_offset is not None:
             more = page.total - page.next_offset
-            print(f"… {more} more session{'s' if more != 1 else ''} (--limit N for more, --limit 0 for all)",
-                  file=sys.stderr)
+            err.append(f"… {more} more session{'s' if more != 1 else ''} (--limit N for more, --limit 0 for all)")
     elif page.listed:
-        print("No sessions match these filters.", file=sys.stderr)
+        err.append("No sessions match these filters.")
     else:
-        print(nothing_found(svc, args.runtime), file=sys.stderr)
+        err.append(nothing_found(svc, args.runtime))
     reasons = page.skipped_reasons
     if reasons:
-        print(f"segue: skipped {len(reasons)} unreadable item(s):", file=sys.stderr)
-        for line in reasons[:20]:
-            print(f"  {line}", file=sys.stderr)
+        err.append(f"segue: skipped {len(reasons)} unreadable item(s):")
+        err += [f"  {line}" for line in reasons[:20]]
         if len(reasons) > 20:
-            print(f"  … and {len(reasons) - 20} more", file=sys.stderr)
-    return 0
+            err.append(f"  … and {len(reasons) - 20} more")
+    return out, "".join(e + "\n" for e in err), page, table
+
+
+def _joined(items: Iterable[bytes]) -> Iterator[bytes]:
+    """A JSON array of encoded items, piece by piece (never one copy of the whole)."""
+    yield b"["
+    for i, item in enumerate(items):
+        if i:
+            yield b","
+        yield item
+    yield b"]\n"
 
 
 class ScanProgress:

@@ -6,7 +6,6 @@ Exit 0 with results, 1 when nothing matched (said on stderr) or search cannot ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -19,12 +18,13 @@ from segue.table import age, home_relative
 from segue.table import one_line as _one_line
 
 if TYPE_CHECKING:
+    import argparse
+
     from segue.service import Service
 
 
 def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Service]) -> int:
     from segue.search import QueryError, SearchUnavailable
-    from segue.search.engine import MARK_END, MARK_START
     from segue.search.query import parse_since
 
     if args.forget:
@@ -53,6 +53,12 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
     finally:
         if progress is not None:
             progress.done()
+    return _show(args, res, text, now)
+
+
+def _show(args: Any, res: Any, text: str, now: float) -> int:
+    from segue.search.engine import MARK_END, MARK_START
+
     if args.json:
         indent = 2 if sys.stdout.isatty() else None
         sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False, indent=indent) + "\n")
@@ -69,7 +75,102 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
     return 0
 
 
-def _quick(args: argparse.Namespace, text: str, since: float | None) -> Any:
+_FLAGS = {"--json": "json"}
+_VALUES = {"--runtime": "runtime", "--dir": "dir", "--since": "since", "--in": "where", "--limit": "limit"}
+_LISTS = ("runtime", "where")
+
+
+def quick_main(argv: list[str]) -> int | None:
+    """`segue [--home DIR] search WORDS… [options]` answered from a fresh index (segue.search.fast) before the CLI
+    and its parser are imported; None (nothing printed) for anything else, an index that is not fresh, or an
+    argument the full parser should judge (it then explains the usage error)."""
+    args = _parse_quick(argv)
+    if args is None:
+        return None
+    text = " ".join(args.query)
+    if not text.strip():
+        return None
+    from segue.search import QueryError
+    from segue.search.query import parse_since
+
+    now = time.time()
+    try:
+        since = parse_since(args.since, now)
+        res = _quick(args, text, since)
+    except QueryError:
+        return None
+    except Exception:  # the full path meets it again and reports it as the CLI does
+        return None
+    if res is None:
+        return None
+    try:
+        return _show(args, res, text, now)
+    except BrokenPipeError:
+        return 0
+
+
+def _parse_quick(argv: list[str]) -> Any:
+    """What build_parser's `search` gives, for the plain forms only: options spelled out (`--x v` or `--x=v`),
+    the words in one run; anything else (help, --forget, an unknown or abbreviated option, a word starting with
+    '-', a bad count or runtime) is None, left to argparse."""
+    from types import SimpleNamespace
+
+    from segue.limits import SEARCH_LIMIT
+    from segue.stores import RUNTIMES
+
+    ns = SimpleNamespace(home=None, query=[], runtime=None, dir=None, since=None, where=None,
+                            limit=SEARCH_LIMIT.default, json=False, forget=False)
+    rest = list(argv)
+    if rest[:1] == ["--home"] and len(rest) > 1:
+        ns.home, rest = rest[1], rest[2:]
+    elif rest[:1] and rest[0].startswith("--home="):
+        ns.home, rest = rest[0][7:], rest[1:]
+    if rest[:1] != ["search"]:
+        return None
+    runs, last_word = 0, False
+    i = 1
+    while i < len(rest):
+        a = rest[i]
+        name, eq, value = a.partition("=")
+        if a in _FLAGS:
+            setattr(ns, _FLAGS[a], True)
+            i += 1
+            last_word = False
+            continue
+        if name in _VALUES:
+            if not eq:
+                if i + 1 >= len(rest) or rest[i + 1].startswith("-"):
+                    return None
+                value = rest[i + 1]
+                i += 1
+            i += 1
+            key = _VALUES[name]
+            if key in _LISTS:
+                setattr(ns, key, [*(getattr(ns, key) or []), value])
+            else:
+                setattr(ns, key, value)
+            last_word = False
+            continue
+        if a.startswith("-"):
+            return None
+        if not last_word:
+            runs += 1
+        last_word = True
+        ns.query.append(a)
+        i += 1
+    if runs > 1 or any(r not in RUNTIMES for r in ns.runtime or ()):
+        return None
+    if isinstance(ns.limit, str):
+        try:
+            ns.limit = int(ns.limit)
+        except ValueError:
+            return None
+        if not SEARCH_LIMIT.allows(ns.limit):
+            return None
+    return ns
+
+
+def _quick(args: Any, text: str, since: float | None) -> Any:
     from segue.paths import StateDir
     from segue.search.fast import try_answer
 

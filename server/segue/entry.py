@@ -1,10 +1,17 @@
 """The `segue` command (console script and `python -m segue`): `serve` goes to the language server,
 everything else to the CLI. Only this module knows both, so `segue.cli` never imports the language-server
-package (nor pygls) and `segue.lsp` never imports the CLI."""
+package (nor pygls) and `segue.lsp` never imports the CLI.
+
+A `segue list` whose output is known to be current (segue.warm), and a `segue search` a fresh index answers
+(segue.cli_search.quick_main), are printed before the CLI and its parser are imported."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def serve(home: str | None) -> int:
@@ -14,6 +21,25 @@ def serve(home: str | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "list" in args[:3]:
+        from segue.warm import answer
+
+        try:
+            rc = answer(args)
+        except KeyboardInterrupt:
+            return 130
+        if rc is not None:
+            return rc
+    elif "search" in args[:3]:
+        from segue.cli_search import quick_main
+
+        try:
+            rc = quick_main(args)
+        except KeyboardInterrupt:
+            return 130
+        if rc is not None:
+            return rc
     from segue.cli import main as cli_main
 
-    return cli_main(argv, serve=serve)
+    return cli_main(args, serve=serve)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from segue import index
+from segue import index, probe
 from segue.errors import SegueError
 from segue.model import Continues, Session
 from segue.paths import StateDir
@@ -103,10 +103,10 @@ def cwd_within(cwd: str | None, directory: str) -> bool:
         return False
     base = os.path.normpath(os.path.abspath(os.path.expanduser(directory)))
     forms = {os.path.normpath(cwd)}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), probe.observe():  # symlinks decide it: a warm replay re-resolves them
         forms.add(os.path.realpath(cwd))
     bases = {base}
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), probe.observe():
         bases.add(os.path.realpath(base))
     for c in forms:
         for b in bases:
@@ -222,9 +222,10 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     pending: dict[str, list[Source]] = {}
     for runtime in runtimes:
         try:
-            reader = readers[runtime] = reader_for(runtime, env)
-            locations[runtime] = reader.locations()
-            sources = list(reader.sources())
+            with probe.observe():  # what discovery looks at, for a later warm replay (segue.warm)
+                reader = readers[runtime] = reader_for(runtime, env)
+                locations[runtime] = reader.locations()
+                sources = list(reader.sources())
         except Exception as e:  # a reader bug or an unreadable root must not hide other runtimes
             skipped.append(Skipped(runtime, "", f"could not look for sessions: {type(e).__name__}: {e}"))
             continue
@@ -257,7 +258,9 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
         for s in sessions:
             _keep(found, s)
     for runtime, reader in readers.items():
-        with contextlib.suppress(Exception):  # live is a hint; a failure here must not fail the listing
+        with contextlib.suppress(Exception), probe.observe():  # live is a hint: a failure must not fail listing
+            if probe.active():  # a fresh reader: what a summary memoised of live processes was not observed
+                reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
     cache.prune(runtimes, seen_keys)
     cache.save()

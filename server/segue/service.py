@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from segue import lineage
+from segue import lineage, probe
 from segue.limits import CLAIM_TAIL, PAGE_LIMIT, PAGE_OFFSET, SEARCH_LIMIT
 from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reader_for, resolve, scan
 from segue.listing import Listing as _Listing
@@ -217,7 +217,8 @@ class Service:
                                 "expires_at": iso(h["expires_at"])}
             if s.branch is None and s.cwd and s.runtime in RUNTIMES and descriptor(s.runtime).branch_from_checkout:
                 if s.cwd not in heads:
-                    heads[s.cwd] = git_branch(s.cwd)
+                    with probe.observe():  # a warm replay (segue.warm) re-checks what this read
+                        heads[s.cwd] = git_branch(s.cwd)
                 s.branch = heads[s.cwd]
         linked = lineage.link(listing.sessions)
         with contextlib.suppress(OSError):  # the events log is a record, not a precondition for listing

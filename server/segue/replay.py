@@ -1,0 +1,97 @@
+"""Replaying a probe (segue.probe): re-make every recorded observation and compare. Kept apart from the
+recording so a CLI quick answer (segue.warm, segue.search.fast) imports only os, marshal and blake2b."""
+
+from __future__ import annotations
+
+import builtins
+import marshal
+import os
+
+TYPE_CHECKING = False  # not typing's: importing typing costs a quick answer several milliseconds
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+# the real functions, bound before any recording patches the os module
+_STAT, _READLINK, _REALPATH = os.stat, os.readlink, os.path.realpath
+
+
+def _sig(st: os.stat_result) -> tuple[int, ...]:
+    # what the readers' fingerprints hold (size, mtime), plus what makes it another file; not the ctime, which a
+    # restore with the old mtime changes too (and the full path's fingerprints would call that unchanged)
+    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stat_sig(path: str, follow: bool) -> Any:
+    try:
+        return _sig(_STAT(path, follow_symlinks=follow))
+    except OSError as e:
+        return e.errno
+
+
+def _dir_sig(path: str) -> Any:
+    return _stat_sig(path, True)
+
+
+def _real_sig(path: str) -> Any:
+    try:
+        return _REALPATH(path)
+    except (OSError, ValueError):
+        return None
+
+
+READ_MAX = 64 * 1024  # a file discovery reads whole to decide something (bigger: the probe is unusable)
+_OPEN = builtins.open  # bound before any recording patches it
+
+
+def _read_sig(path: str) -> Any:
+    """A digest of a small file's content (None: larger than READ_MAX), or the errno that opening it gave."""
+    try:
+        with _OPEN(path, "rb") as f:
+            data = f.read(READ_MAX + 1)
+    except OSError as e:
+        return e.errno
+    if len(data) > READ_MAX:
+        return None
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def _link_sig(path: str) -> Any:
+    try:
+        return _READLINK(path)
+    except OSError as e:
+        return e.errno
+
+
+def env_digest(home: str, environ: Mapping[str, str], names: list[str]) -> str:
+    h = blake2b(digest_size=16)
+    h.update(os.fsencode(home) + b"\0")
+    for n in names:
+        v = environ.get(n)
+        h.update(n.encode("utf-8", "surrogatepass") + b"=" +
+                 (b"\1" + v.encode("utf-8", "surrogatepass") if v is not None else b"\0") + b"\0")
+    return h.hexdigest()
+
+
+def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
+    """Would the recorded pass see exactly the same now (same environment, every path the same)?"""
+    try:
+        digest, names, stats, dirs, links, real, reads = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return False
+    if env_digest(home, environ, names) != digest:
+        return False
+    for (path, follow), sig in stats:
+        if _stat_sig(path, follow) != sig:
+            return False
+    for path, sig in dirs:
+        if _dir_sig(path) != sig:
+            return False
+    return (all(_link_sig(path) == sig for path, sig in links)
+            and all(_real_sig(path) == sig for path, sig in real)
+            and all(_read_sig(path) == sig for path, sig in reads))

@@ -1,0 +1,417 @@
+"""The CLI's warm listing: `segue list` answered with its own finished output when nothing it depends on changed.
+
+A full `segue list` (cli.cmd_list) runs under a paused probe recording (segue.probe): what the readers'
+discovery and live checks looked at, and what decoration read of the sessions' checkouts (`.git/HEAD`), is noted.
+Its finished output is then kept in `cache/warm/<digest of the arguments>`, beside the probe and every input on
+Segue's side that decorates a listing: the token registry, the kept brief facts, `events.jsonl`, the session
+index, the environment that matters, a digest of Segue's own code and the interpreter, the working directory,
+the terminal. The next process with exactly the same arguments replays the probe and re-checks those inputs
+(`answer`, called by the entry point before the CLI is even imported); when every one gives the same answer it
+prints the kept output, else it returns None and the full path runs (and keeps a new entry).
+
+Positive matches only: a probe the recorder could not make whole, a session that is live (a process Segue cannot
+re-check without the reader), a token's expiry or start passing, or any input differing sends the caller to the
+full path. A table (`segue list` on a terminal) is kept as its rows and rendered again, since ages move with the
+clock. Set SEGUE_WARM=0 to never answer from it (and never keep one).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+import time
+
+from segue import replay
+
+TYPE_CHECKING = False  # not typing's: a quick answer imports as little as it can
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from contextlib import AbstractContextManager
+    from typing import Any
+
+    from segue.stores.base import Env
+
+FORMAT = 1
+KEEP = 8  # argument sets kept (the oldest entry goes first)
+SUBDIR = "warm"
+# the environment the listing's own output depends on beyond what the readers looked up (the probe has those)
+ENV_NAMES = ("HOME", "SEGUE_HOME", "SEGUE_FAST_PATHS", "COLUMNS", "LINES", "PYTHONIOENCODING", "PYTHONUTF8",
+             "LANG", "LC_ALL", "LC_CTYPE", "XDG_STATE_HOME")
+_VALUED = ("--runtime", "--dir", "--limit")
+_PLAIN = ("--json", "--all")
+
+
+def enabled(environ: Any = None) -> bool:
+    v = (os.environ if environ is None else environ).get("SEGUE_WARM", "1")
+    return v.strip().lower() not in ("0", "off", "false", "no")
+
+
+def split(argv: Sequence[str]) -> tuple[str | None, list[str]] | None:
+    """(--home value, list arguments) of a plain `segue [--home DIR] list [--json] [--all] [--runtime R]…
+    [--dir PATH] [--limit N]`, spelled out in full; None for anything else (the full path parses it)."""
+    args = list(argv)
+    home = None
+    if args[:1] == ["--home"] and len(args) > 1:
+        home, args = args[1], args[2:]
+    elif args[:1] and args[0].startswith("--home="):
+        home, args = args[0][7:], args[1:]
+    if args[:1] != ["list"]:
+        return None
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if a in _PLAIN:
+            i += 1
+        elif a in _VALUED and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            i += 2
+        elif a.partition("=")[0] in _VALUED and "=" in a:
+            i += 1
+        else:
+            return None
+    return home, args
+
+
+def state_root(home: str | None, environ: Any = None) -> str:
+    """The state directory as paths.StateDir.resolve finds it (the full path checks that they agree)."""
+    env = os.environ if environ is None else environ
+    explicit = home or env.get("SEGUE_HOME")
+    if not explicit:
+        import platformdirs
+
+        explicit = platformdirs.user_state_dir("segue", appauthor=False)
+    p = os.path.expanduser(explicit)
+    if not p.startswith("/"):
+        p = os.getcwd().rstrip("/") + "/" + p
+    parts = [c for c in p.split("/") if c and c != "."]
+    lead = "//" if p.startswith("//") and not p.startswith("///") else "/"
+    return lead + "/".join(parts)
+
+
+def _terminal() -> Any:
+    out_tty = sys.stdout.isatty()
+    size = None
+    if out_tty:
+        try:
+            size = tuple(os.get_terminal_size(sys.__stdout__.fileno()))
+        except (OSError, AttributeError, ValueError):
+            size = None
+    return (out_tty, sys.stderr.isatty(), size, sys.stdout.encoding, sys.stdout.errors)
+
+
+def key_of(argv: Sequence[str], root: str) -> tuple[Any, ...]:
+    home = os.path.expanduser("~")
+    return (FORMAT, tuple(argv), root, os.getcwd(), _terminal(), sys.executable, sys.version, home,
+            tuple((n, os.environ.get(n)) for n in ENV_NAMES))
+
+
+def _entry_path(root: str, key: tuple[Any, ...]) -> str:
+    return f"{root}/cache/{SUBDIR}/{replay.blake2b(marshal.dumps(key), digest_size=16).hexdigest()}"
+
+
+_CODE = os.path.dirname(os.path.abspath(__file__))
+
+
+def inputs(root: str) -> list[Any]:
+    """Everything on Segue's side a listing's output depends on, as (path, signature): its state files, the kept
+    briefs, the session index, and every module of Segue itself."""
+    sig = replay._stat_sig
+    paths = [f"{root}/handoff_tokens.json", f"{root}/events.jsonl", f"{root}/cache/index.sqlite",
+             f"{root}/cache/index.sqlite-wal", f"{root}/cache/index.sqlite-journal", f"{root}/cache/briefs",
+             f"{root}/cache/briefs/index.json"]
+    paths += _tree(f"{root}/cache/briefs", 2)
+    paths += _tree(_CODE, 4)
+    return [(p, sig(p, False)) for p in paths]
+
+
+def _tree(top: str, depth: int) -> list[str]:
+    """Every directory and file under `top` (sorted; `__pycache__` aside), `depth` levels down."""
+    out: list[str] = []
+    try:
+        with os.scandir(top) as it:
+            entries = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
+    except OSError:
+        return out
+    for name, is_dir in entries:
+        if name == "__pycache__":
+            continue
+        path = f"{top}/{name}"
+        out.append(path)
+        if is_dir and depth > 1:
+            out += _tree(path, depth - 1)
+    return out
+
+
+def _private_dir(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o040000 and st.st_uid == os.geteuid() and not st.st_mode & 0o077
+
+
+def _read_entry(path: str) -> Any:
+    """(header, the entry's open file, where its printed bytes end), or None. The bytes stay on disk until they
+    are copied out (`_copy_body`): a 32,000-session listing is 20 MB."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    f = os.fdopen(fd, "rb")
+    try:
+        st = os.fstat(f.fileno())
+        if ((st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() or st.st_mode & 0o077
+                or st.st_size < 8):
+            f.close()
+            return None
+        f.seek(st.st_size - 8)
+        n = int.from_bytes(f.read(8), "little")
+        if not 0 < n <= st.st_size - 8:
+            f.close()
+            return None
+        f.seek(st.st_size - 8 - n)
+        return marshal.loads(f.read(n)), f, st.st_size - 8 - n
+    except (OSError, ValueError, EOFError, TypeError, IndexError):
+        f.close()
+        return None
+
+
+def _copy_body(f: Any, size: int) -> None:
+    """The printed bytes of an entry to stdout, a megabyte at a time."""
+    f.seek(0)
+    out = sys.stdout.buffer
+    left = size
+    while left > 0:
+        chunk = f.read(min(left, 1 << 20))
+        if not chunk:
+            raise OSError("the kept answer is shorter than its header says")
+        out.write(chunk)
+        left -= len(chunk)
+    out.flush()
+
+
+# -- the quick answer ---------------------------------------------------------------------------------------
+
+def answer(argv: Sequence[str]) -> int | None:
+    """Print what the full path printed for these arguments, when nothing it depends on changed; None (having
+    printed nothing) otherwise."""
+    if not enabled() or os.name != "posix":  # (paths, owners and modes as POSIX has them)
+        return None
+    parsed = split(argv)
+    if parsed is None:
+        return None
+    try:
+        root = state_root(parsed[0])
+    except Exception:  # an unusual state directory: the full path explains it
+        return None
+    if not (_private_dir(root) and _private_dir(f"{root}/cache") and _private_dir(f"{root}/cache/{SUBDIR}")):
+        return None
+    key = key_of(argv, root)
+    found = _read_entry(_entry_path(root, key))
+    if found is None:
+        return None
+    entry, f, body = found
+    with f:
+        if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT or entry[1] != key:
+            return None
+        _fmt, _key, blob, seen, valid_until, payload = entry
+        if not time.time() < valid_until or inputs(root) != seen:
+            return None
+        if not replay.unchanged(blob, os.path.expanduser("~"), os.environ):
+            return None
+        kind, out, err, rc = payload
+        try:
+            if kind == "rows":
+                from segue.table import render_table
+
+                out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
+            if kind == "bytes":
+                sys.stdout.flush()
+                _copy_body(f, body)
+            elif out:
+                sys.stdout.write(out)
+                sys.stdout.flush()
+            if err:
+                sys.stderr.write(err)
+        except BrokenPipeError:
+            return 0
+    return int(rc)
+
+
+ROW_FIELDS = ("runtime", "parent_id", "live", "handed_off", "subagent_count", "title", "first_request",
+              "updated_at", "started_at", "cwd", "branch")
+
+
+class _Row:
+    """What table.render_table reads of a session, as kept."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self.__dict__.update(zip(ROW_FIELDS, values, strict=True))
+
+
+# -- keeping the full path's output -------------------------------------------------------------------------
+
+class Keeper:
+    """Records a full `segue list` and keeps its output (cli.cmd_list): `recording()` around the listing,
+    then `keep(...)` with what was printed."""
+
+    def __init__(self, argv: list[str], root: str) -> None:
+        self.argv, self.root = argv, root
+        self.key = key_of(argv, root)
+        self.before: list[Any] | None = None
+        self.blob: bytes | None = None
+        self._tmp: str | None = None
+        self._body: Any = None
+
+    @classmethod
+    def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
+        """A keeper when these arguments may be answered warm next time (None: switched off, another form)."""
+        if argv is None or not enabled() or os.name != "posix":
+            return None
+        parsed = split(argv)
+        if parsed is None:
+            return None
+        try:
+            root = state_root(parsed[0])
+        except Exception:
+            return None
+        if root != resolved_root or parsed[0] != home:  # what the service uses, or nothing is kept
+            return None
+        return cls(list(argv), root)
+
+    def recording(self) -> AbstractContextManager[Env]:
+        import contextlib
+
+        @contextlib.contextmanager
+        def rec_env() -> Iterator[Env]:
+            from pathlib import Path
+
+            from segue import probe
+            from segue.stores.base import Env
+
+            self.before = inputs(self.root)
+            with probe.recording(paused=True) as rec:
+                yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
+            self.blob = rec.dump(os.path.expanduser("~"), os.environ)
+
+        return rec_env()
+
+    def body(self) -> Any:
+        """A private file the printed bytes are copied into as they are written (kept by `keep`)."""
+        from pathlib import Path
+
+        from segue.paths import ensure_private_dir
+
+        try:
+            ensure_private_dir(Path(self.root) / "cache" / SUBDIR)
+            self._tmp = f"{_entry_path(self.root, self.key)}.{os.getpid()}.tmp"
+            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            self._body = os.fdopen(fd, "wb")
+        except Exception:  # nothing kept this time
+            self._tmp = self._body = None
+        return self._body
+
+    def discard(self) -> None:
+        """Drop a body `keep` did not take (a broken pipe, an answer that cannot be kept)."""
+        if self._body is not None:
+            self._body.close()
+            self._body = None
+        if self._tmp is not None:
+            _unlink(self._tmp)
+            self._tmp = None
+
+    def keep(self, sessions: Sequence[Any], table: bool, out: str | None, err: str, rc: int) -> bool:
+        """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
+        cannot be answered warm."""
+        if self.blob is None or self.before is None or any(s.live for s in sessions):
+            return False
+        after = inputs(self.root)
+        written = {f"{self.root}/events.jsonl", f"{self.root}/cache/index.sqlite",
+                   f"{self.root}/cache/index.sqlite-wal", f"{self.root}/cache/index.sqlite-journal"}
+        if [x for x in after if x[0] not in written] != [x for x in self.before if x[0] not in written]:
+            return False  # another process changed a decoration input meanwhile: the next run keeps one
+        until = self._valid_until()
+        if until is None:
+            return False
+        payload: tuple[Any, ...]
+        if table:
+            payload = ("rows", [tuple(getattr(s, f) for f in ROW_FIELDS) for s in sessions], err, rc)
+        elif out is not None:
+            payload = ("text", out, err, rc)
+        elif self._body is not None:  # the printed bytes are the body; the header goes after them
+            payload = ("bytes", None, err, rc)
+        else:
+            return False
+        head = marshal.dumps((FORMAT, self.key, self.blob, after, until, payload))
+        body = self._body if payload[0] == "bytes" else None
+        if body is None:
+            self.discard()
+            body = self.body()
+            if body is None:
+                return False
+        try:
+            body.write(head)
+            body.write(len(head).to_bytes(8, "little"))
+            body.close()
+            self._body = None
+            os.replace(self._tmp, _entry_path(self.root, self.key))
+            self._tmp = None
+        except Exception:  # a kept answer is an optimisation; never a reason for a listing to fail
+            return False
+        _prune(f"{self.root}/cache/{SUBDIR}")
+        return True
+
+    def _valid_until(self) -> float | None:
+        """When a live token expires or a future-issued one starts counting (handed_off changes with the clock)."""
+        import json
+
+        from segue.tokens import SKEW
+
+        try:
+            with open(f"{self.root}/handoff_tokens.json", "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return float("inf")
+        except OSError:
+            return None
+        if not data.strip():
+            return float("inf")
+        try:
+            tokens = json.loads(data)["tokens"]
+            now = time.time()
+            times = []
+            for e in tokens.values():
+                if e.get("state") == "issued":
+                    times.append(float(e.get("expires_at", 0)))
+                    start = float(e.get("issued_at", 0)) - SKEW
+                    if start > now:
+                        times.append(start)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return min(times, default=float("inf"))
+
+
+def _prune(d: str) -> None:
+    try:
+        entries = sorted(((e.stat().st_mtime_ns, e.path) for e in os.scandir(d) if e.is_file()), reverse=True)
+    except OSError:
+        return
+    for _, p in entries[KEEP:]:
+        _unlink(p)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:  # gone already (another process pruned it)
+        return
+
+
+def forget(root: str) -> None:
+    """Drop every kept answer (tests, and a state directory being cleaned)."""
+    try:
+        names = [e.path for e in os.scandir(f"{root}/cache/{SUBDIR}")]
+    except OSError:
+        return
+    for p in names:
+        _unlink(p)
