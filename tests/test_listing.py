@@ -187,3 +187,40 @@ def test_parallel_cold_listing_matches_serial(tmp_path: Path, dir_reader: type[D
         (s.id, s.first_request) for s in serial.sessions)
     assert [k.path for k in par.skipped] == [k.path for k in serial.skipped]
     assert dir_reader.reads.count(str(store / "0.json")) == 1  # only the serial run read in this process
+
+
+def test_parallel_scan_hands_big_sources_out_first_and_keeps_source_order(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big sources (databases) are worker tasks of their own, started first; results are still taken in source
+    order, so which of two equal-ranked copies of a session wins, and the whole listing, match a serial scan."""
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(40):
+        (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i % 30}", "t": i % 30, "q": f"ask {i}"}))
+    (store / "99-big.json").write_text(json.dumps({"id": "big", "t": 50, "q": "x" * 3000}))
+    (store / "bad.json").write_text("{")
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 7)
+    monkeypatch.setattr(listing, "BIG_SOURCE", 2000)
+    submitted: list[list[str]] = []
+    import concurrent.futures
+
+    real_submit = concurrent.futures.ProcessPoolExecutor.submit
+
+    def submit(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: tuple[str, Env, list[Source], bool]
+               ) -> concurrent.futures.Future[object]:
+        submitted.append([os.path.basename(s.path) for s in args[2]])
+        return real_submit(self, fn, args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    env = Env(home=tmp_path / "home")
+    serial = scan(env, StateDir(tmp_path / "a"), ["claude"])
+    par = scan(env, StateDir(tmp_path / "b"), ["claude"], parallel=True)
+    assert submitted[0] == ["99-big.json"] and all(len(t) <= 7 for t in submitted)
+    assert sorted(n for t in submitted for n in t) == sorted(p.name for p in store.iterdir())
+    assert [s.to_json() for s in par.sessions] == [s.to_json() for s in serial.sessions]
+    assert [s.locator for s in par.sessions] == [s.locator for s in serial.sessions]
+    assert [(k.path, k.reason) for k in par.skipped] == [(k.path, k.reason) for k in serial.skipped]
+    # what the workers sent is what the index holds: a warm scan revives the same sessions
+    warm = scan(env, StateDir(tmp_path / "b"), ["claude"])
+    assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in serial.sessions]

@@ -179,6 +179,7 @@ def _service(args: argparse.Namespace) -> Service:
 
     svc = Service(StateDir.resolve(args.home))
     svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
+    svc.one_shot = True
     return svc
 
 

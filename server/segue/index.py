@@ -157,6 +157,11 @@ def sessions_of(blob: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def encode_sessions(sessions: Iterable[Session | dict[str, Any]]) -> bytes:
+    """A source's sessions blob (the inverse of `sessions_of`)."""
+    return marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+
+
 def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
     """Replace the changed sources' rows and drop the removed ones, in one transaction. False when the index
     could not be written (locked by a slow writer, read-only disk): the caller keeps its results in memory."""
@@ -201,8 +206,5 @@ def _rows(changed: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
         fp, sessions, error = entry[0], entry[1], entry[2]
         st = entry[3] if len(entry) > 3 else None
         runtime, _, path = key.partition("\0")
-        if isinstance(sessions, bytes):  # loaded and never decoded: stored as it was
-            blob = sessions
-        else:
-            blob = marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+        blob = sessions if isinstance(sessions, bytes) else encode_sessions(sessions)  # bytes: stored as they were
         yield key, runtime, path, marshal.dumps(fp), error, marshal.dumps(st) if st is not None else None, blob

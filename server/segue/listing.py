@@ -193,11 +193,13 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
 
 
 def _revive(d: dict[str, Any]) -> Session:
-    """`Session.from_cache`, without copying: a dict fresh from the index that has every field becomes the
-    session's own `__dict__` (memoised ISO times included). Anything else goes through `from_cache`."""
+    """`Session.from_cache` for a dict fresh from the index that has every field: its items become the
+    session's attributes (memoised ISO times included) in a key-sharing instance dict (a third of a plain
+    dict's size: a listing holds every session). Anything else goes through `from_cache`."""
     if d.keys() >= _FIELDS and isinstance(d["problems"], list):
         s = object.__new__(Session)
-        s.__dict__ = d
+        s.runtime = d["runtime"]  # the first attribute set makes the instance dict a key-sharing one
+        vars(s).update(d)
         cont = d["continues"]
         s.continues = Continues(**cont) if cont else None
         return s
@@ -329,27 +331,63 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
             yield (src, *_summarize(readers[runtime], src, fast))
 
 
+CHUNK = 64  # sources per worker task: progress as tasks finish, and no task holds a big share of the results
+BIG_SOURCE = 4 * 1024 * 1024  # a source this large (a database) is a task of its own, handed out first
+
+
 def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int, fast: bool
                         ) -> Iterable[Summary]:
+    """The cold scan over worker processes. Tasks are handed out largest first (a database of thousands of
+    sessions would otherwise start last and leave one core idle at the end), and their results are taken
+    in source order, so the listing is the same as a serial one. A worker sends back each source's
+    sessions in the index's own form (marshal: far cheaper to send and receive than pickled Session
+    objects), which this process revives as compact sessions."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    chunks = []
+    tasks: list[tuple[str, list[Source]]] = []  # in source order
     for runtime, sources in pending.items():
-        # small chunks: progress as they finish, and no worker holds a big share of the results at once
-        per = max(1, min(-(-len(sources) // workers), 64))
-        chunks += [(runtime, env, sources[i:i + per], fast) for i in range(0, len(sources), per)]
+        run: list[Source] = []
+        for src in sources:
+            big = _size_of(src) >= BIG_SOURCE
+            if run and (big or len(run) == CHUNK):
+                tasks.append((runtime, run))
+                run = []
+            if big:
+                tasks.append((runtime, [src]))
+            else:
+                run.append(src)
+        if run:
+            tasks.append((runtime, run))
+    first = sorted(range(len(tasks)), key=lambda i: -sum(map(_size_of, tasks[i][1])) if len(tasks[i][1]) == 1
+                   else 0)
     # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
     # it has no other threads, which is what makes fork safe.
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        for results in pool.map(_summarize_chunk, chunks):
-            yield from results
+        futures = {i: pool.submit(_summarize_chunk, (tasks[i][0], env, tasks[i][1], fast)) for i in first}
+        for i in range(len(tasks)):
+            results = futures.pop(i).result()
+            for src, (blob, error, state) in zip(tasks[i][1], results, strict=True):
+                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state
 
 
-def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[Summary]:
+def _size_of(src: Source) -> int:
+    """The size of a source's main file from its fingerprint ((size, mtime) first), 0 when unknown."""
+    fp = src.fingerprint[0] if src.fingerprint else None
+    return fp[0] if isinstance(fp, tuple) and fp and isinstance(fp[0], int) else 0
+
+
+def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[tuple[bytes, str | None, Any]]:
+    """In a worker: each source's (sessions blob, error, reader state), summaries primed and redacted."""
     runtime, env, sources, fast = args
     reader = reader_for(runtime, env)
-    return [(src, *_summarize(reader, src, fast)) for src in sources]
+    out = []
+    for src in sources:
+        sessions, error, state = _summarize(reader, src, fast)
+        for s in sessions:
+            s.prime()
+        out.append((index.encode_sessions(sessions), error, state))
+    return out
 
 
 class Cancelled(Exception):
