@@ -224,3 +224,35 @@ def test_parallel_scan_hands_big_sources_out_first_and_keeps_source_order(
     # what the workers sent is what the index holds: a warm scan revives the same sessions
     warm = scan(env, StateDir(tmp_path / "b"), ["claude"])
     assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in serial.sessions]
+
+
+def test_parallel_scan_without_worker_processes_reads_in_this_process(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker processes to be had (submit fails), or a worker dies mid-scan: every source is still read
+    once, in this process, and the listing is the serial one."""
+    import concurrent.futures
+    from concurrent.futures.process import BrokenProcessPool
+
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(30):
+        (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i}", "t": i, "q": f"ask {i}"}))
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 4)
+    env = Env(home=tmp_path / "home")
+    serial = scan(env, StateDir(tmp_path / "a"), ["claude"])
+    calls = {"n": 0}
+    real_submit = concurrent.futures.ProcessPoolExecutor.submit
+
+    def dying(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: object) -> object:
+        calls["n"] += 1
+        if calls["n"] > 3:  # the first tasks reach a worker, then the pool is broken
+            raise BrokenProcessPool("a worker died")
+        return real_submit(self, fn, args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", dying)
+    dir_reader.reads = []
+    par = scan(env, StateDir(tmp_path / "b"), ["claude"], parallel=True)
+    assert calls["n"] == 4
+    assert [s.to_json() for s in par.sessions] == [s.to_json() for s in serial.sessions]
+    assert len(dir_reader.reads) == 30 - 3 * 4  # read here: the tasks no worker got (workers read the rest)

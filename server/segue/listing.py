@@ -15,7 +15,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,6 +216,19 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in RUNTIMES]
     cache = cache if cache is not None else ListingCache(state)
+    fast = fast_paths(env)
+    # A cold scan starts its worker processes as soon as enough sources are known, so the workers read one
+    # runtime's sessions while this process is still discovering the next runtime's sources.
+    pool = _Workers(env, fast) if parallel and _Workers.usable() else None
+    try:
+        return _scan(env, runtimes, cache, cancelled, progress, fast, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, progress: Any, fast: bool,
+          pool: _Workers | None) -> Listing:
     found: dict[tuple[str, str], Session] = {}
     skipped: list[Skipped] = []
     locations: dict[str, list[Location]] = {}
@@ -241,14 +254,15 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+        if pool is not None and runtime in pending:
+            pool.offer(runtime, [src for src in pending[runtime] if not fast or cache.previous(src) is None])
     to_read = {rt: len(v) for rt, v in pending.items()}
     if progress is not None:
         for rt in readers:
             progress(rt, 0, 0, to_read.get(rt, 0))
     done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
     done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
-    fast = fast_paths(env)
-    for src, sessions, error, state in _summarize_all(readers, pending, env, cache, cancelled, parallel, fast):
+    for src, sessions, error, state in _summarize_all(readers, pending, cache, cancelled, fast, pool):
         if progress is not None:
             done_sources[src.runtime] += 1
             done_sessions[src.runtime] += len(sessions)
@@ -303,8 +317,8 @@ def _summarized(session: Session) -> None:
     redact_summary(session)
 
 
-def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cache: ListingCache,
-                   cancelled: Any, parallel: bool, fast: bool) -> Iterable[Summary]:
+def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], cache: ListingCache,
+                   cancelled: Any, fast: bool, pool: _Workers | None) -> Iterable[Summary]:
     # A source with an incremental base is read here, in this process, against that base (few: databases).
     rest: dict[str, list[Source]] = {}
     for runtime, sources in pending.items():
@@ -316,14 +330,10 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
             if cancelled is not None and cancelled():
                 raise Cancelled()
             yield (src, *_summarize(readers[runtime], src, fast, previous))
-    total = sum(len(v) for v in rest.values())
-    workers = min(4, os.cpu_count() or 1)
-    if parallel and total >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
-        try:
-            yield from _summarize_parallel(rest, env, workers, fast)
-            return
-        except (OSError, RuntimeError, ImportError):
-            pass  # no worker processes here: fall back to reading in this process
+    if pool is not None and pool.started:
+        yield from pool.results()  # every source in `rest`: the pool was offered each runtime's
+        pool.close()
+        return
     for runtime, sources in rest.items():
         for src in sources:
             if cancelled is not None and cancelled():
@@ -335,40 +345,108 @@ CHUNK = 64  # sources per worker task: progress as tasks finish, and no task hol
 BIG_SOURCE = 4 * 1024 * 1024  # a source this large (a database) is a task of its own, handed out first
 
 
-def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int, fast: bool
-                        ) -> Iterable[Summary]:
-    """The cold scan over worker processes. Tasks are handed out largest first (a database of thousands of
-    sessions would otherwise start last and leave one core idle at the end), and their results are taken
-    in source order, so the listing is the same as a serial one. A worker sends back each source's
-    sessions in the index's own form (marshal: far cheaper to send and receive than pickled Session
-    objects), which this process revives as compact sessions."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+class _Workers:
+    """Worker processes for a cold scan (the CLI), offered each runtime's unread sources as discovery finds
+    them; started once `PARALLEL_MIN` sources are known (fewer are not worth the processes).
 
-    tasks: list[tuple[str, list[Source]]] = []  # in source order
-    for runtime, sources in pending.items():
-        run: list[Source] = []
-        for src in sources:
-            big = _size_of(src) >= BIG_SOURCE
-            if run and (big or len(run) == CHUNK):
-                tasks.append((runtime, run))
-                run = []
-            if big:
-                tasks.append((runtime, [src]))
-            else:
-                run.append(src)
-        if run:
-            tasks.append((runtime, run))
-    first = sorted(range(len(tasks)), key=lambda i: -sum(map(_size_of, tasks[i][1])) if len(tasks[i][1]) == 1
-                   else 0)
-    # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
-    # it has no other threads, which is what makes fork safe.
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {i: pool.submit(_summarize_chunk, (tasks[i][0], env, tasks[i][1], fast)) for i in first}
-        for i in range(len(tasks)):
-            results = futures.pop(i).result()
-            for src, (blob, error, state) in zip(tasks[i][1], results, strict=True):
+    Tasks are handed out largest first within what is known (a database of thousands of sessions would
+    otherwise start last and leave one core idle at the end), and results are taken in source order, so the
+    listing is the same as a serial one. A worker sends back each source's sessions in the index's own form
+    (marshal: far cheaper to send and receive than pickled Session objects), revived here as compact
+    sessions. If worker processes cannot be had, or die, the sources left are read in this process."""
+
+    def __init__(self, env: Env, fast: bool) -> None:
+        self.env, self.fast = env, fast
+        self.tasks: list[tuple[str, list[Source]]] = []  # in source order
+        self.futures: dict[int, Any] = {}
+        self.held: list[tuple[str, list[Source]]] = []  # offered before the pool was worth starting
+        self.pool: Any = None
+        self.broken = False
+
+    @staticmethod
+    def usable() -> bool:
+        return sys.platform == "linux" and WORKERS > 1
+
+    @property
+    def started(self) -> bool:
+        return self.pool is not None or self.broken
+
+    def offer(self, runtime: str, sources: list[Source]) -> None:
+        if not sources:
+            return
+        self.held.append((runtime, sources))
+        if self.pool is None and not self.broken and sum(len(x) for _, x in self.held) < PARALLEL_MIN:
+            return
+        for rt, srcs in self.held:
+            start = len(self.tasks)
+            self.tasks += _tasks(rt, srcs)
+            self._submit(sorted(range(start, len(self.tasks)), key=lambda i: -_task_size(self.tasks[i])))
+        self.held = []
+
+    def _submit(self, order: list[int]) -> None:
+        if self.broken:
+            return
+        try:
+            if self.pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks
+                # for this; it has no other threads, which is what makes fork safe.
+                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"))
+            for i in order:
+                runtime, sources = self.tasks[i]
+                self.futures[i] = self.pool.submit(_summarize_chunk, (runtime, self.env, sources, self.fast))
+        except (OSError, RuntimeError, ImportError):
+            self.broken = True  # no worker processes here: what is not submitted is read in this process
+
+    def results(self) -> Iterator[Summary]:
+        readers: dict[str, Reader] = {}
+        for i, (runtime, sources) in enumerate(self.tasks):
+            future = self.futures.pop(i, None)
+            try:
+                if future is None:
+                    raise RuntimeError("not submitted")
+                results = future.result()
+            except (OSError, RuntimeError, ImportError, EOFError):  # a worker died (BrokenProcessPool): read here
+                self.broken = True
+                reader = readers.get(runtime) or readers.setdefault(runtime, reader_for(runtime, self.env))
+                for src in sources:
+                    yield (src, *_summarize(reader, src, self.fast))
+                continue
+            for src, (blob, error, state) in zip(sources, results, strict=True):
                 yield src, [_revive(d) for d in index.sessions_of(blob)], error, state
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+WORKERS = min(4, os.cpu_count() or 1)
+
+
+def _tasks(runtime: str, sources: list[Source]) -> list[tuple[str, list[Source]]]:
+    """Worker tasks in source order: runs of up to `CHUNK` sources, a big source (a database) alone."""
+    tasks: list[tuple[str, list[Source]]] = []
+    run: list[Source] = []
+    for src in sources:
+        big = _size_of(src) >= BIG_SOURCE
+        if run and (big or len(run) == CHUNK):
+            tasks.append((runtime, run))
+            run = []
+        if big:
+            tasks.append((runtime, [src]))
+        else:
+            run.append(src)
+    if run:
+        tasks.append((runtime, run))
+    return tasks
+
+
+def _task_size(task: tuple[str, list[Source]]) -> int:
+    """A lone source's size (big sources go first); 0 for runs of small ones (they keep their order)."""
+    return _size_of(task[1][0]) if len(task[1]) == 1 else 0
 
 
 def _size_of(src: Source) -> int:
