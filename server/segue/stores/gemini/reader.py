@@ -114,12 +114,15 @@ class GeminiReader(Reader):
             slug_for_hash = None
             if _HEX64.match(proj.name) and proj.name in migrated:
                 slug_for_hash = next((n for n, r in roots.items() if _sha256(r) == proj.name), None)
+            side: dict[Path, tuple[Any, ...]] = {}  # per directory: stated once, not once per session file
             for path, kind in _session_files(chats):
                 if slug_for_hash and (tmp / slug_for_hash / "chats" / path.relative_to(chats)).exists():
                     continue  # the same file, copied by the slug migration: read the copy the CLI uses
                 # cwd comes from .project_root and projects.json, a twin's verdict from its siblings (the dir)
-                fp = fingerprint(path, path.parent, Path(proj.path) / ".project_root") + pmap_fp
-                yield Source(RUNTIME, str(path), fp, kind)
+                around = side.get(path.parent)
+                if around is None:
+                    around = side[path.parent] = fingerprint(path.parent, Path(proj.path) / ".project_root")
+                yield Source(RUNTIME, str(path), fingerprint(path) + around + pmap_fp, kind)
 
     def _project_roots(self, projects: list[os.DirEntry[str]]) -> dict[str, str]:
         """slug dir name -> project root from its `.project_root` (tiny files, read once per listing)."""
