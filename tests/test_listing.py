@@ -256,3 +256,65 @@ def test_parallel_scan_without_worker_processes_reads_in_this_process(
     assert calls["n"] == 4
     assert [s.to_json() for s in par.sessions] == [s.to_json() for s in serial.sessions]
     assert len(dir_reader.reads) == 30 - 3 * 4  # read here: the tasks no worker got (workers read the rest)
+
+
+def _index_keys(state: StateDir) -> list[str]:
+    if not index.path_of(state).exists():
+        return []
+    with sqlite3.connect(index.path_of(state)) as db:
+        return [k for (k,) in db.execute("SELECT key FROM sources ORDER BY key")]
+
+
+def test_parallel_scan_writes_the_index_all_at_once_or_not_at_all(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' rows go into one open write transaction as they arrive (this process encodes none of
+    them again): a scan that fails midway leaves the index as it was; a busy index (another writer holds it)
+    costs the scan no wait for the stream and loses nothing of its listing; a scan that ends commits every
+    row, and the rows revive as the same listing."""
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+
+    def write(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i}", "t": i, "q": f"ask {i}"}))
+
+    write(0, 40)
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 2)
+    env = Env(home=tmp_path / "home")
+    state = StateDir(tmp_path / "state")
+    scan(env, state, ["claude"])
+    committed = _index_keys(state)
+    assert len(committed) == 40
+    write(40, 50)
+    seen = {"n": 0}
+
+    def failing(runtime: str, sessions: int, done: int, total: int) -> None:
+        seen["n"] = done
+        if done == 7:
+            raise RuntimeError("the caller went away")
+
+    with pytest.raises(RuntimeError):
+        scan(env, state, ["claude"], parallel=True, progress=failing)
+    assert seen["n"] == 7 and _index_keys(state) == committed  # nothing of the failed scan
+    blocker = sqlite3.connect(index.path_of(state), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(index, "BUSY_MS", 50)
+    try:
+        held = scan(env, state, ["claude"], parallel=True)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert len(held.sessions) == 50 and _index_keys(state) == committed
+    encoded = {"n": 0}
+    real = index.encode_sessions
+
+    def counting(sessions: list[Session]) -> bytes:  # counts in this process only (workers have their own)
+        encoded["n"] += 1
+        return real(sessions)
+
+    monkeypatch.setattr(index, "encode_sessions", counting)
+    full = scan(env, state, ["claude"], parallel=True)
+    assert len(_index_keys(state)) == 50 and encoded["n"] == 0
+    warm = scan(env, state, ["claude"])
+    assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in full.sessions]

@@ -186,19 +186,86 @@ def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str])
 def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: list[str]) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
-        keys = list(changed) + removed
-        for hook in on_replace:
-            hook(conn, keys)
-        conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
-        # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
-        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)", _rows(changed))
-        conn.execute("COMMIT")
+        _finish(conn, [], changed, removed)
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
         raise
     finally:
         conn.close()
+
+
+def _finish(conn: sqlite3.Connection, streamed: list[str], changed: dict[str, list[Any]], removed: list[str]
+            ) -> None:
+    """The end of a write transaction: hooks, deletions, the changed rows, COMMIT."""
+    keys = streamed + list(changed) + removed
+    for hook in on_replace:
+        hook(conn, keys)
+    conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
+    # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
+    conn.executemany(_INSERT, _rows(changed))
+    conn.execute("COMMIT")
+
+
+_INSERT = "INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)"
+
+
+class Stream:
+    """A save written while a cold scan is still reading: rows a worker already encoded go into one open
+    write transaction as they arrive (no second encoding, no copy held until the end), and `finish` writes
+    the rest of the save and commits, so the index changes all at once or not at all, as with `save`.
+    Readers are never blocked (WAL); another writer waits for the commit (up to `BUSY_MS`, then it keeps
+    its results in memory, as always)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn: sqlite3.Connection | None = conn
+        self.keys: list[str] = []
+
+    def put(self, key: str, fp: Any, error: str | None, st: Any, blob: bytes) -> None:
+        assert self.conn is not None
+        runtime, _, path = key.partition("\0")
+        self.conn.execute(_INSERT, (key, runtime, path, marshal.dumps(fp), error,
+                                    marshal.dumps(st) if st is not None else None, blob))
+        self.keys.append(key)
+
+    def finish(self, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
+        """Commit everything; False (rolled back) when that failed."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return False
+        try:
+            _finish(conn, self.keys, changed, list(removed))
+            return True
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            return False
+        finally:
+            conn.close()
+
+    def abort(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            conn.close()
+
+
+def stream(state: StateDir) -> Stream | None:
+    """An open write transaction for a `Stream`, or None when the index is busy or unusable right now
+    (never waited for: the scan then saves at its end as usual)."""
+    try:
+        conn = connect(state)
+    except IndexUnavailable:
+        return None
+    try:
+        conn.execute("PRAGMA busy_timeout=0")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return Stream(conn)
 
 
 def _rows(changed: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sqlite3
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -129,12 +130,16 @@ class ListingCache:
         self.entries: dict[str, list[Any]] = {}
         self._changed: set[str] = set()
         self._removed: set[str] = set()
+        # a cold scan's workers' rows, already in an open write transaction (`index.Stream`), committed by save
+        self._stream: index.Stream | None = None
+        self._streamed: set[str] = set()
+        self._no_stream = False
         if state is not None:
             self.entries = index.load(state)
 
     @property
     def dirty(self) -> bool:
-        return bool(self._changed or self._removed)
+        return bool(self._changed or self._removed or self._streamed)
 
     @property
     def path(self) -> Path | None:
@@ -164,13 +169,45 @@ class ListingCache:
         sessions = self._sessions(e)
         return None if sessions is None else (sessions, e[3])
 
-    def put(self, src: Source, sessions: list[Session], error: str | None, state: Any = None) -> None:
-        for s in sessions:
-            s.prime()
+    def put(self, src: Source, sessions: list[Session], error: str | None, state: Any = None,
+            blob: bytes | None = None) -> None:
+        """`blob`: the sessions in the index's form as a worker encoded them (primed): written to the index at
+        once, in the scan's open write transaction, instead of being encoded again when the scan saves."""
         key = f"{src.runtime}\0{src.path}"
         self.entries[key] = [src.fingerprint, sessions, error, state]
-        self._changed.add(key)
         self._removed.discard(key)
+        if blob is not None and self._streaming():
+            assert self._stream is not None
+            try:
+                self._stream.put(key, src.fingerprint, error, state, blob)
+                self._streamed.add(key)
+                self._changed.discard(key)
+                return
+            except sqlite3.Error:
+                self._stop_stream()
+        for s in sessions:
+            s.prime()
+        self._changed.add(key)
+
+    def _streaming(self) -> bool:
+        if self._stream is None and not self._no_stream and self.state is not None:
+            self._stream = index.stream(self.state)
+            self._no_stream = self._stream is None
+        return self._stream is not None
+
+    def _stop_stream(self) -> None:
+        """Give up the open transaction: what it held is written by the next save instead."""
+        if self._stream is not None:
+            self._stream.abort()
+            self._stream = None
+        self._no_stream = True
+        self._changed |= self._streamed
+        self._streamed.clear()
+
+    def abort(self) -> None:
+        """A scan that ends without saving (an error, a cancel) leaves the index as it was."""
+        if self._stream is not None:
+            self._stop_stream()
 
     def prune(self, runtimes: Iterable[str], seen: set[str]) -> None:
         scanned = tuple(f"{r}\0" for r in runtimes)
@@ -183,6 +220,16 @@ class ListingCache:
         if not self.dirty or self.state is None:
             return
         changed = {k: self.entries[k] for k in self._changed if k in self.entries}
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            if stream.finish(changed, self._removed):
+                self._changed.clear()
+                self._removed.clear()
+                self._streamed.clear()
+            else:  # rolled back: kept dirty, and a later save (a long-lived process) writes everything
+                self._changed |= self._streamed
+                self._streamed.clear()
+            return
         if index.save(self.state, changed, self._removed):
             self._changed.clear()
             self._removed.clear()
@@ -225,6 +272,7 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     finally:
         if pool is not None:
             pool.close()
+        cache.abort()  # a scan that did not reach its save leaves the index as it was
 
 
 def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, progress: Any, fast: bool,
@@ -262,12 +310,12 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             progress(rt, 0, 0, to_read.get(rt, 0))
     done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
     done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
-    for src, sessions, error, state in _summarize_all(readers, pending, cache, cancelled, fast, pool):
+    for src, sessions, error, state, blob in _summarize_all(readers, pending, cache, cancelled, fast, pool):
         if progress is not None:
             done_sources[src.runtime] += 1
             done_sessions[src.runtime] += len(sessions)
             progress(src.runtime, done_sessions[src.runtime], done_sources[src.runtime], to_read[src.runtime])
-        cache.put(src, sessions, error, state)
+        cache.put(src, sessions, error, state, blob)
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
         for s in sessions:
@@ -282,7 +330,8 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
     return listing
 
 
-Summary = tuple[Source, list[Session], "str | None", Any]  # (source, sessions, error, reader state)
+# (source, sessions, error, reader state, the sessions' index blob when a worker encoded them)
+Summary = tuple[Source, list[Session], "str | None", Any, "bytes | None"]
 
 
 def _summarize(reader: Reader, src: Source, fast: bool, previous: tuple[list[Session], Any] | None = None
@@ -329,7 +378,7 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
                 continue
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            yield (src, *_summarize(readers[runtime], src, fast, previous))
+            yield (src, *_summarize(readers[runtime], src, fast, previous), None)
     if pool is not None and pool.started:
         yield from pool.results()  # every source in `rest`: the pool was offered each runtime's
         pool.close()
@@ -338,7 +387,7 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
         for src in sources:
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            yield (src, *_summarize(readers[runtime], src, fast))
+            yield (src, *_summarize(readers[runtime], src, fast), None)
 
 
 CHUNK = 64  # sources per worker task: progress as tasks finish, and no task holds a big share of the results
@@ -412,10 +461,10 @@ class _Workers:
                 self.broken = True
                 reader = readers.get(runtime) or readers.setdefault(runtime, reader_for(runtime, self.env))
                 for src in sources:
-                    yield (src, *_summarize(reader, src, self.fast))
+                    yield (src, *_summarize(reader, src, self.fast), None)
                 continue
             for src, (blob, error, state) in zip(sources, results, strict=True):
-                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state
+                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state, blob
 
     def close(self) -> None:
         if self.pool is not None:
