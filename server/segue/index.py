@@ -10,6 +10,8 @@ language server) of the same user:
 - A crash mid-update leaves the last committed state (SQLite's journal rolls the rest back). A file that is
   not a database, a damaged one, or one written by another schema is never trusted: it is rebuilt.
 - Connections live only for a load or a save, so no connection crosses a fork into the listing's workers.
+  A cold parallel scan opens its save early (`stream`, after its workers have started, never waiting for
+  the lock): the rows its workers encoded go in as they arrive and commit with the rest of the save.
 
 Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, including tables other
 modules added, see below):

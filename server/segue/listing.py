@@ -6,7 +6,10 @@ sessions read from it. A warm listing stats every source and re-reads only those
 changed. A changed database (OpenCode, Cline) is read incrementally where its reader has
 `summarize_delta`: against the sessions and per-row keys the index holds, only changed rows are read and
 redacted again (fast paths only; `SEGUE_FAST_PATHS=0` reads it whole, the reference). A cold listing of many
-sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
+sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process): they
+start as soon as enough unread sources are known, so they read while discovery goes on, and send back each
+source's sessions in the index's own form, which goes into one open write transaction as it arrives
+(`index.Stream`) and is revived here as compact sessions.
 """
 
 from __future__ import annotations
