@@ -6,7 +6,9 @@ Run by `bench.run` as its own process (so its memory and I/O counters are its ow
     python -m bench.inproc brief HOME STATE REF [--profile DIR]
 
 `list` times, per runtime: discovery (`Reader.sources`, stat only) and summarize (heads and tails) with the
-bytes read (`/proc/self/io` rchar) and how many sessions needed a deep read (`locator["read_deep"]`); then
+bytes read (`/proc/self/io` rchar) and how many sessions needed a deep read (`locator["read_deep"]`), and the
+redaction of the fresh summaries; then the cold scan with worker processes (the CLI's: wall, this process's
+and the workers' CPU); then
 the cache save, the cache load (SQLite + reviving sessions), a warm stat pass, the `list --json` dump, and
 `Service.list_sessions` cold-from-disk-cache and warm-in-memory (the language server's case).
 `brief` times `Service.find` (a warm listing), one bare pass of `Reader.steps`, the facts (steps again +
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from segue import index
-from segue.listing import ListingCache, reader_for, scan
+from segue.listing import ListingCache, _summarized, reader_for, scan
 from segue.model import ReadStats
 from segue.paths import StateDir
 from segue.service import Service
@@ -125,6 +127,10 @@ def list_phases(home: str, state_dir: str, prof: Profiler) -> dict[str, Any]:
         r["errors"] = acc["errors"]
         r["read_deep"] = acc["deep"]
         r["rchar_per_source"] = r["rchar"] / len(sources) if sources else None
+        # what the listing does to every fresh summary next (in its workers on a cold CLI run): redaction
+        t0 = time.perf_counter()
+        prof.run(f"redact-{rt}", lambda sessions=sessions: [_summarized(s) for s in sessions])
+        r["redact_s"] = time.perf_counter() - t0
         slow.sort(reverse=True)
         r["slowest_sources"] = [{"s": round(dt, 4), "path": p, "sessions": n} for dt, p, n in slow[:5]]
         r["vmhwm_mb_after"] = vmhwm_mb()
@@ -153,6 +159,21 @@ def list_phases(home: str, state_dir: str, prof: Profiler) -> dict[str, Any]:
             continue
     out["warm_stat_pass_s"] = time.perf_counter() - t0
     out["warm_stat_sources"] = stat_sources
+
+    # the cold scan as the CLI runs it (worker processes): wall, this process's CPU and the workers'
+    par_state = StateDir(Path(state_dir + "-parallel"))
+    t0, c0 = time.perf_counter(), os.times()
+    par = scan(env, par_state, parallel=True)
+    c1 = os.times()
+    out["parallel_scan_s"] = time.perf_counter() - t0
+    out["parallel_scan_main_cpu_s"] = (c1.user - c0.user) + (c1.system - c0.system)
+    out["parallel_scan_workers_cpu_s"] = ((c1.children_user - c0.children_user)
+                                          + (c1.children_system - c0.children_system))
+    out["parallel_scan_sessions"] = len(par.sessions)
+    del par
+    import shutil
+
+    shutil.rmtree(par_state.root, ignore_errors=True)
 
     # the service end to end: first call loads the disk cache (a warm CLI run), the second reuses memory
     svc = Service(state, env)

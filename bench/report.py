@@ -161,18 +161,22 @@ def _inproc(info: dict[str, Any]) -> list[str]:
     if not d or "runtimes" not in d:
         return [f"In-process listing failed: {d.get('error') if d else 'not run'}", ""]
     out = ["## In-process listing, per reader (cold)", "",
-           "| runtime | sources | session files | sessions | discovery | summarize | to_cache | KiB read per session "
-           "file | read_deep | errors |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| runtime | sources | session files | sessions | discovery | summarize | redact | to_cache | KiB read per "
+           "session file | read_deep | errors |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for rt, r in d["runtimes"].items():
         if "error" in r:
-            out.append(f"| {rt} | – | – | – | – | – | – | – | – | {r['error']} |")
+            out.append(f"| {rt} | – | – | – | – | – | – | – | – | – | {r['error']} |")
             continue
         per = r.get("rchar_per_file")
         out.append(f"| {rt} | {r['sources']} | {r.get('session_files', '–')} | {r['sessions']} | "
-                   f"{_fmt(r['discovery_s'])} | {_fmt(r['summarize_s'])} | {_fmt(r.get('to_cache_s'))} | "
+                   f"{_fmt(r['discovery_s'])} | {_fmt(r['summarize_s'])} | {_fmt(r.get('redact_s'))} | "
+                   f"{_fmt(r.get('to_cache_s'))} | "
                    f"{'–' if per is None else f'{per / 1024:.1f}'} | {r['read_deep']} | {r['errors']} |")
     out += ["", "| phase | time |", "|---|---|",
+            f"| cold scan with worker processes (the CLI's), wall | {_fmt(d.get('parallel_scan_s'))} |",
+            f"| … CPU of this process / of the workers | {_fmt(d.get('parallel_scan_main_cpu_s'))} / "
+            f"{_fmt(d.get('parallel_scan_workers_cpu_s'))} |",
             f"| cache save ({(d.get('cache_bytes') or 0) / 1e6:.1f} MB) | {_fmt(d.get('cache_save_s'))} |",
             f"| index load (SQLite) | {_fmt(d.get('cache_load_s'))} |",
             f"| cache load: decode blobs, revive × {d.get('cache_sessions')} | {_fmt(d.get('cache_from_cache_s'))} |",

@@ -187,3 +187,134 @@ def test_parallel_cold_listing_matches_serial(tmp_path: Path, dir_reader: type[D
         (s.id, s.first_request) for s in serial.sessions)
     assert [k.path for k in par.skipped] == [k.path for k in serial.skipped]
     assert dir_reader.reads.count(str(store / "0.json")) == 1  # only the serial run read in this process
+
+
+def test_parallel_scan_hands_big_sources_out_first_and_keeps_source_order(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big sources (databases) are worker tasks of their own, started first; results are still taken in source
+    order, so which of two equal-ranked copies of a session wins, and the whole listing, match a serial scan."""
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(40):
+        (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i % 30}", "t": i % 30, "q": f"ask {i}"}))
+    (store / "99-big.json").write_text(json.dumps({"id": "big", "t": 50, "q": "x" * 3000}))
+    (store / "bad.json").write_text("{")
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 7)
+    monkeypatch.setattr(listing, "BIG_SOURCE", 2000)
+    submitted: list[list[str]] = []
+    import concurrent.futures
+
+    real_submit = concurrent.futures.ProcessPoolExecutor.submit
+
+    def submit(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: tuple[str, Env, list[Source], bool]
+               ) -> concurrent.futures.Future[object]:
+        submitted.append([os.path.basename(s.path) for s in args[2]])
+        return real_submit(self, fn, args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
+    env = Env(home=tmp_path / "home")
+    serial = scan(env, StateDir(tmp_path / "a"), ["claude"])
+    par = scan(env, StateDir(tmp_path / "b"), ["claude"], parallel=True)
+    assert submitted[0] == ["99-big.json"] and all(len(t) <= 7 for t in submitted)
+    assert sorted(n for t in submitted for n in t) == sorted(p.name for p in store.iterdir())
+    assert [s.to_json() for s in par.sessions] == [s.to_json() for s in serial.sessions]
+    assert [s.locator for s in par.sessions] == [s.locator for s in serial.sessions]
+    assert [(k.path, k.reason) for k in par.skipped] == [(k.path, k.reason) for k in serial.skipped]
+    # what the workers sent is what the index holds: a warm scan revives the same sessions
+    warm = scan(env, StateDir(tmp_path / "b"), ["claude"])
+    assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in serial.sessions]
+
+
+def test_parallel_scan_without_worker_processes_reads_in_this_process(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker processes to be had (submit fails), or a worker dies mid-scan: every source is still read
+    once, in this process, and the listing is the serial one."""
+    import concurrent.futures
+    from concurrent.futures.process import BrokenProcessPool
+
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    for i in range(30):
+        (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i}", "t": i, "q": f"ask {i}"}))
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 4)
+    env = Env(home=tmp_path / "home")
+    serial = scan(env, StateDir(tmp_path / "a"), ["claude"])
+    calls = {"n": 0}
+    real_submit = concurrent.futures.ProcessPoolExecutor.submit
+
+    def dying(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: object) -> object:
+        calls["n"] += 1
+        if calls["n"] > 3:  # the first tasks reach a worker, then the pool is broken
+            raise BrokenProcessPool("a worker died")
+        return real_submit(self, fn, args)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", dying)
+    dir_reader.reads = []
+    par = scan(env, StateDir(tmp_path / "b"), ["claude"], parallel=True)
+    assert calls["n"] == 4
+    assert [s.to_json() for s in par.sessions] == [s.to_json() for s in serial.sessions]
+    assert len(dir_reader.reads) == 30 - 3 * 4  # read here: the tasks no worker got (workers read the rest)
+
+
+def _index_keys(state: StateDir) -> list[str]:
+    if not index.path_of(state).exists():
+        return []
+    with sqlite3.connect(index.path_of(state)) as db:
+        return [k for (k,) in db.execute("SELECT key FROM sources ORDER BY key")]
+
+
+def test_parallel_scan_writes_the_index_all_at_once_or_not_at_all(
+        tmp_path: Path, dir_reader: type[DirReader], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers' rows go into one open write transaction as they arrive (this process encodes none of
+    them again): a scan that fails midway leaves the index as it was; a busy index (another writer holds it)
+    costs the scan no wait for the stream and loses nothing of its listing; a scan that ends commits every
+    row, and the rows revive as the same listing."""
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+
+    def write(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            (store / f"{i:02d}.json").write_text(json.dumps({"id": f"s{i}", "t": i, "q": f"ask {i}"}))
+
+    write(0, 40)
+    monkeypatch.setattr(listing, "PARALLEL_MIN", 5)
+    monkeypatch.setattr(listing, "CHUNK", 2)
+    env = Env(home=tmp_path / "home")
+    state = StateDir(tmp_path / "state")
+    scan(env, state, ["claude"])
+    committed = _index_keys(state)
+    assert len(committed) == 40
+    write(40, 50)
+    seen = {"n": 0}
+
+    def failing(runtime: str, sessions: int, done: int, total: int) -> None:
+        seen["n"] = done
+        if done == 7:
+            raise RuntimeError("the caller went away")
+
+    with pytest.raises(RuntimeError):
+        scan(env, state, ["claude"], parallel=True, progress=failing)
+    assert seen["n"] == 7 and _index_keys(state) == committed  # nothing of the failed scan
+    blocker = sqlite3.connect(index.path_of(state), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(index, "BUSY_MS", 50)
+    try:
+        held = scan(env, state, ["claude"], parallel=True)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert len(held.sessions) == 50 and _index_keys(state) == committed
+    encoded = {"n": 0}
+    real = index.encode_sessions
+
+    def counting(sessions: list[Session]) -> bytes:  # counts in this process only (workers have their own)
+        encoded["n"] += 1
+        return real(sessions)
+
+    monkeypatch.setattr(index, "encode_sessions", counting)
+    full = scan(env, state, ["claude"], parallel=True)
+    assert len(_index_keys(state)) == 50 and encoded["n"] == 0
+    warm = scan(env, state, ["claude"])
+    assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in full.sessions]

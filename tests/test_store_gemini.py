@@ -802,3 +802,24 @@ def test_mutated_real_sessions_never_crash(tmp_path: Path) -> None:
                 s.to_json()
                 n += len(steps_of(r, s)[0]) + 1
     assert n > 100
+
+
+def test_one_reader_reads_a_changed_project_root_again(tmp_path: Path) -> None:
+    """A reader reads each project's `.project_root` once for all its sessions, and again when it changed
+    (a long-lived reader must not keep an old directory); a hash-named dir still finds its path through the
+    projects map's hashes."""
+    chats = project(tmp_path, cwd="/w/first")
+    session_file(chats, jsonl(meta(SID, "/w/first"), user("u1", "hi"), gem("g1", "ok")))
+    session_file(chats, jsonl(meta(SID2, "/w/first"), user("u1", "hi"), gem("g1", "ok")), sid=SID2,
+                 minute="2026-12-01T22-00")
+    r = reader(tmp_path)
+    got = listing(r)
+    assert got[SID].cwd == got[SID2].cwd == "/w/first"
+    (chats.parent / ".project_root").write_text("/w/second/longer")  # another size: another fingerprint
+    got = listing(r)
+    assert got[SID].cwd == "/w/second/longer" and got[SID].locator["cwd_from"] == "project_root"
+    (tmp_path / ".gemini" / "projects.json").write_text(json.dumps({"projects": {"/w/a": "a", "/w/three": "t"}}))
+    hashed = project(tmp_path, sha("/w/three"), cwd=None)
+    session_file(hashed, jsonl({**meta("s3-0000-0000", "/w/three"), "projectHash": sha("/w/three")},
+                               user("u1", "hi"), gem("g1", "ok")), sid="s3-0000-0000")
+    assert listing(r)["s3-0000-0000"].cwd == "/w/three"

@@ -182,6 +182,7 @@ def _service(args: argparse.Namespace, env: Env | None = None) -> Service:
 
     svc = Service(StateDir.resolve(args.home), env=env)
     svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
+    svc.one_shot = True
     return svc
 
 

@@ -10,6 +10,8 @@ language server) of the same user:
 - A crash mid-update leaves the last committed state (SQLite's journal rolls the rest back). A file that is
   not a database, a damaged one, or one written by another schema is never trusted: it is rebuilt.
 - Connections live only for a load or a save, so no connection crosses a fork into the listing's workers.
+  A cold parallel scan opens its save early (`stream`, after its workers have started, never waiting for
+  the lock): the rows its workers encoded go in as they arrive and commit with the rest of the save.
 
 Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, including tables other
 modules added, see below):
@@ -157,6 +159,11 @@ def sessions_of(blob: bytes) -> list[dict[str, Any]]:
     return out
 
 
+def encode_sessions(sessions: Iterable[Session | dict[str, Any]]) -> bytes:
+    """A source's sessions blob (the inverse of `sessions_of`)."""
+    return marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+
+
 def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
     """Replace the changed sources' rows and drop the removed ones, in one transaction. False when the index
     could not be written (locked by a slow writer, read-only disk): the caller keeps its results in memory."""
@@ -181,13 +188,7 @@ def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str])
 def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: list[str]) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
-        keys = list(changed) + removed
-        for hook in on_replace:
-            hook(conn, keys)
-        conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
-        # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
-        conn.executemany("INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)", _rows(changed))
-        conn.execute("COMMIT")
+        _finish(conn, [], changed, removed)
     except BaseException:
         with contextlib.suppress(sqlite3.Error):
             conn.execute("ROLLBACK")
@@ -196,13 +197,83 @@ def _write(conn: sqlite3.Connection, changed: dict[str, list[Any]], removed: lis
         conn.close()
 
 
+def _finish(conn: sqlite3.Connection, streamed: list[str], changed: dict[str, list[Any]], removed: list[str]
+            ) -> None:
+    """The end of a write transaction: hooks, deletions, the changed rows, COMMIT."""
+    keys = streamed + list(changed) + removed
+    for hook in on_replace:
+        hook(conn, keys)
+    conn.executemany("DELETE FROM sources WHERE key=?", ((k,) for k in removed))
+    # one source's blob at a time (a generator): a cold save of thousands never holds them all at once
+    conn.executemany(_INSERT, _rows(changed))
+    conn.execute("COMMIT")
+
+
+_INSERT = "INSERT OR REPLACE INTO sources VALUES(?,?,?,?,?,?,?)"
+
+
+class Stream:
+    """A save written while a cold scan is still reading: rows a worker already encoded go into one open
+    write transaction as they arrive (no second encoding, no copy held until the end), and `finish` writes
+    the rest of the save and commits, so the index changes all at once or not at all, as with `save`.
+    Readers are never blocked (WAL); another writer waits for the commit (up to `BUSY_MS`, then it keeps
+    its results in memory, as always)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn: sqlite3.Connection | None = conn
+        self.keys: list[str] = []
+
+    def put(self, key: str, fp: Any, error: str | None, st: Any, blob: bytes) -> None:
+        assert self.conn is not None
+        runtime, _, path = key.partition("\0")
+        self.conn.execute(_INSERT, (key, runtime, path, marshal.dumps(fp), error,
+                                    marshal.dumps(st) if st is not None else None, blob))
+        self.keys.append(key)
+
+    def finish(self, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
+        """Commit everything; False (rolled back) when that failed."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return False
+        try:
+            _finish(conn, self.keys, changed, list(removed))
+            return True
+        except sqlite3.Error:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            return False
+        finally:
+            conn.close()
+
+    def abort(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            conn.close()
+
+
+def stream(state: StateDir) -> Stream | None:
+    """An open write transaction for a `Stream`, or None when the index is busy or unusable right now
+    (never waited for: the scan then saves at its end as usual)."""
+    try:
+        conn = connect(state)
+    except IndexUnavailable:
+        return None
+    try:
+        conn.execute("PRAGMA busy_timeout=0")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return Stream(conn)
+
+
 def _rows(changed: dict[str, list[Any]]) -> Iterator[tuple[Any, ...]]:
     for key, entry in changed.items():
         fp, sessions, error = entry[0], entry[1], entry[2]
         st = entry[3] if len(entry) > 3 else None
         runtime, _, path = key.partition("\0")
-        if isinstance(sessions, bytes):  # loaded and never decoded: stored as it was
-            blob = sessions
-        else:
-            blob = marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+        blob = sessions if isinstance(sessions, bytes) else encode_sessions(sessions)  # bytes: stored as they were
         yield key, runtime, path, marshal.dumps(fp), error, marshal.dumps(st) if st is not None else None, blob

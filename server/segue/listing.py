@@ -6,7 +6,10 @@ sessions read from it. A warm listing stats every source and re-reads only those
 changed. A changed database (OpenCode, Cline) is read incrementally where its reader has
 `summarize_delta`: against the sessions and per-row keys the index holds, only changed rows are read and
 redacted again (fast paths only; `SEGUE_FAST_PATHS=0` reads it whole, the reference). A cold listing of many
-sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process).
+sources reads them in parallel worker processes (the CLI; a long-lived server stays single-process): they
+start as soon as enough unread sources are known, so they read while discovery goes on, and send back each
+source's sessions in the index's own form, which goes into one open write transaction as it arrives
+(`index.Stream`) and is revived here as compact sessions.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sqlite3
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,12 +133,16 @@ class ListingCache:
         self.entries: dict[str, list[Any]] = {}
         self._changed: set[str] = set()
         self._removed: set[str] = set()
+        # a cold scan's workers' rows, already in an open write transaction (`index.Stream`), committed by save
+        self._stream: index.Stream | None = None
+        self._streamed: set[str] = set()
+        self._no_stream = False
         if state is not None:
             self.entries = index.load(state)
 
     @property
     def dirty(self) -> bool:
-        return bool(self._changed or self._removed)
+        return bool(self._changed or self._removed or self._streamed)
 
     @property
     def path(self) -> Path | None:
@@ -164,13 +172,45 @@ class ListingCache:
         sessions = self._sessions(e)
         return None if sessions is None else (sessions, e[3])
 
-    def put(self, src: Source, sessions: list[Session], error: str | None, state: Any = None) -> None:
-        for s in sessions:
-            s.prime()
+    def put(self, src: Source, sessions: list[Session], error: str | None, state: Any = None,
+            blob: bytes | None = None) -> None:
+        """`blob`: the sessions in the index's form as a worker encoded them (primed): written to the index at
+        once, in the scan's open write transaction, instead of being encoded again when the scan saves."""
         key = f"{src.runtime}\0{src.path}"
         self.entries[key] = [src.fingerprint, sessions, error, state]
-        self._changed.add(key)
         self._removed.discard(key)
+        if blob is not None and self._streaming():
+            assert self._stream is not None
+            try:
+                self._stream.put(key, src.fingerprint, error, state, blob)
+                self._streamed.add(key)
+                self._changed.discard(key)
+                return
+            except sqlite3.Error:
+                self._stop_stream()
+        for s in sessions:
+            s.prime()
+        self._changed.add(key)
+
+    def _streaming(self) -> bool:
+        if self._stream is None and not self._no_stream and self.state is not None:
+            self._stream = index.stream(self.state)
+            self._no_stream = self._stream is None
+        return self._stream is not None
+
+    def _stop_stream(self) -> None:
+        """Give up the open transaction: what it held is written by the next save instead."""
+        if self._stream is not None:
+            self._stream.abort()
+            self._stream = None
+        self._no_stream = True
+        self._changed |= self._streamed
+        self._streamed.clear()
+
+    def abort(self) -> None:
+        """A scan that ends without saving (an error, a cancel) leaves the index as it was."""
+        if self._stream is not None:
+            self._stop_stream()
 
     def prune(self, runtimes: Iterable[str], seen: set[str]) -> None:
         scanned = tuple(f"{r}\0" for r in runtimes)
@@ -183,6 +223,16 @@ class ListingCache:
         if not self.dirty or self.state is None:
             return
         changed = {k: self.entries[k] for k in self._changed if k in self.entries}
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            if stream.finish(changed, self._removed):
+                self._changed.clear()
+                self._removed.clear()
+                self._streamed.clear()
+            else:  # rolled back: kept dirty, and a later save (a long-lived process) writes everything
+                self._changed |= self._streamed
+                self._streamed.clear()
+            return
         if index.save(self.state, changed, self._removed):
             self._changed.clear()
             self._removed.clear()
@@ -193,11 +243,13 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
 
 
 def _revive(d: dict[str, Any]) -> Session:
-    """`Session.from_cache`, without copying: a dict fresh from the index that has every field becomes the
-    session's own `__dict__` (memoised ISO times included). Anything else goes through `from_cache`."""
+    """`Session.from_cache` for a dict fresh from the index that has every field: its items become the
+    session's attributes (memoised ISO times included) in a key-sharing instance dict (a third of a plain
+    dict's size: a listing holds every session). Anything else goes through `from_cache`."""
     if d.keys() >= _FIELDS and isinstance(d["problems"], list):
         s = object.__new__(Session)
-        s.__dict__ = d
+        s.runtime = d["runtime"]  # the first attribute set makes the instance dict a key-sharing one
+        vars(s).update(d)
         cont = d["continues"]
         s.continues = Continues(**cont) if cont else None
         return s
@@ -214,6 +266,20 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in RUNTIMES]
     cache = cache if cache is not None else ListingCache(state)
+    fast = fast_paths(env)
+    # A cold scan starts its worker processes as soon as enough sources are known, so the workers read one
+    # runtime's sessions while this process is still discovering the next runtime's sources.
+    pool = _Workers(env, fast) if parallel and _Workers.usable() else None
+    try:
+        return _scan(env, runtimes, cache, cancelled, progress, fast, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+        cache.abort()  # a scan that did not reach its save leaves the index as it was
+
+
+def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, progress: Any, fast: bool,
+          pool: _Workers | None) -> Listing:
     found: dict[tuple[str, str], Session] = {}
     skipped: list[Skipped] = []
     locations: dict[str, list[Location]] = {}
@@ -240,19 +306,20 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
                 _keep(found, s)
+        if pool is not None and runtime in pending:
+            pool.offer(runtime, [src for src in pending[runtime] if not fast or cache.previous(src) is None])
     to_read = {rt: len(v) for rt, v in pending.items()}
     if progress is not None:
         for rt in readers:
             progress(rt, 0, 0, to_read.get(rt, 0))
     done_sources: dict[str, int] = dict.fromkeys(to_read, 0)  # progress per runtime
     done_sessions: dict[str, int] = dict.fromkeys(to_read, 0)
-    fast = fast_paths(env)
-    for src, sessions, error, state in _summarize_all(readers, pending, env, cache, cancelled, parallel, fast):
+    for src, sessions, error, state, blob in _summarize_all(readers, pending, cache, cancelled, fast, pool):
         if progress is not None:
             done_sources[src.runtime] += 1
             done_sessions[src.runtime] += len(sessions)
             progress(src.runtime, done_sessions[src.runtime], done_sources[src.runtime], to_read[src.runtime])
-        cache.put(src, sessions, error, state)
+        cache.put(src, sessions, error, state, blob)
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
         for s in sessions:
@@ -269,7 +336,8 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     return listing
 
 
-Summary = tuple[Source, list[Session], "str | None", Any]  # (source, sessions, error, reader state)
+# (source, sessions, error, reader state, the sessions' index blob when a worker encoded them)
+Summary = tuple[Source, list[Session], "str | None", Any, "bytes | None"]
 
 
 def _summarize(reader: Reader, src: Source, fast: bool, previous: tuple[list[Session], Any] | None = None
@@ -304,8 +372,8 @@ def _summarized(session: Session) -> None:
     redact_summary(session)
 
 
-def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], env: Env, cache: ListingCache,
-                   cancelled: Any, parallel: bool, fast: bool) -> Iterable[Summary]:
+def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], cache: ListingCache,
+                   cancelled: Any, fast: bool, pool: _Workers | None) -> Iterable[Summary]:
     # A source with an incremental base is read here, in this process, against that base (few: databases).
     rest: dict[str, list[Source]] = {}
     for runtime, sources in pending.items():
@@ -316,43 +384,143 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
                 continue
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            yield (src, *_summarize(readers[runtime], src, fast, previous))
-    total = sum(len(v) for v in rest.values())
-    workers = min(4, os.cpu_count() or 1)
-    if parallel and total >= PARALLEL_MIN and workers > 1 and sys.platform == "linux":
-        try:
-            yield from _summarize_parallel(rest, env, workers, fast)
-            return
-        except (OSError, RuntimeError, ImportError):
-            pass  # no worker processes here: fall back to reading in this process
+            yield (src, *_summarize(readers[runtime], src, fast, previous), None)
+    if pool is not None and pool.started:
+        yield from pool.results()  # every source in `rest`: the pool was offered each runtime's
+        pool.close()
+        return
     for runtime, sources in rest.items():
         for src in sources:
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            yield (src, *_summarize(readers[runtime], src, fast))
+            yield (src, *_summarize(readers[runtime], src, fast), None)
 
 
-def _summarize_parallel(pending: dict[str, list[Source]], env: Env, workers: int, fast: bool
-                        ) -> Iterable[Summary]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    chunks = []
-    for runtime, sources in pending.items():
-        # small chunks: progress as they finish, and no worker holds a big share of the results at once
-        per = max(1, min(-(-len(sources) // workers), 64))
-        chunks += [(runtime, env, sources[i:i + per], fast) for i in range(0, len(sources), per)]
-    # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks for this;
-    # it has no other threads, which is what makes fork safe.
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        for results in pool.map(_summarize_chunk, chunks):
-            yield from results
+CHUNK = 64  # sources per worker task: progress as tasks finish, and no task holds a big share of the results
+BIG_SOURCE = 4 * 1024 * 1024  # a source this large (a database) is a task of its own, handed out first
 
 
-def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[Summary]:
+class _Workers:
+    """Worker processes for a cold scan (the CLI), offered each runtime's unread sources as discovery finds
+    them; started once `PARALLEL_MIN` sources are known (fewer are not worth the processes).
+
+    Tasks are handed out largest first within what is known (a database of thousands of sessions would
+    otherwise start last and leave one core idle at the end), and results are taken in source order, so the
+    listing is the same as a serial one. A worker sends back each source's sessions in the index's own form
+    (marshal: far cheaper to send and receive than pickled Session objects), revived here as compact
+    sessions. If worker processes cannot be had, or die, the sources left are read in this process."""
+
+    def __init__(self, env: Env, fast: bool) -> None:
+        self.env, self.fast = env, fast
+        self.tasks: list[tuple[str, list[Source]]] = []  # in source order
+        self.futures: dict[int, Any] = {}
+        self.held: list[tuple[str, list[Source]]] = []  # offered before the pool was worth starting
+        self.pool: Any = None
+        self.broken = False
+
+    @staticmethod
+    def usable() -> bool:
+        return sys.platform == "linux" and WORKERS > 1
+
+    @property
+    def started(self) -> bool:
+        return self.pool is not None or self.broken
+
+    def offer(self, runtime: str, sources: list[Source]) -> None:
+        if not sources:
+            return
+        self.held.append((runtime, sources))
+        if self.pool is None and not self.broken and sum(len(x) for _, x in self.held) < PARALLEL_MIN:
+            return
+        for rt, srcs in self.held:
+            start = len(self.tasks)
+            self.tasks += _tasks(rt, srcs)
+            self._submit(sorted(range(start, len(self.tasks)), key=lambda i: -_task_size(self.tasks[i])))
+        self.held = []
+
+    def _submit(self, order: list[int]) -> None:
+        if self.broken:
+            return
+        try:
+            if self.pool is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks
+                # for this; it has no other threads, which is what makes fork safe.
+                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"))
+            for i in order:
+                runtime, sources = self.tasks[i]
+                self.futures[i] = self.pool.submit(_summarize_chunk, (runtime, self.env, sources, self.fast))
+        except (OSError, RuntimeError, ImportError):
+            self.broken = True  # no worker processes here: what is not submitted is read in this process
+
+    def results(self) -> Iterator[Summary]:
+        readers: dict[str, Reader] = {}
+        for i, (runtime, sources) in enumerate(self.tasks):
+            future = self.futures.pop(i, None)
+            try:
+                if future is None:
+                    raise RuntimeError("not submitted")
+                results = future.result()
+            except (OSError, RuntimeError, ImportError, EOFError):  # a worker died (BrokenProcessPool): read here
+                self.broken = True
+                reader = readers.get(runtime) or readers.setdefault(runtime, reader_for(runtime, self.env))
+                for src in sources:
+                    yield (src, *_summarize(reader, src, self.fast), None)
+                continue
+            for src, (blob, error, state) in zip(sources, results, strict=True):
+                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state, blob
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+WORKERS = min(4, os.cpu_count() or 1)
+
+
+def _tasks(runtime: str, sources: list[Source]) -> list[tuple[str, list[Source]]]:
+    """Worker tasks in source order: runs of up to `CHUNK` sources, a big source (a database) alone."""
+    tasks: list[tuple[str, list[Source]]] = []
+    run: list[Source] = []
+    for src in sources:
+        big = _size_of(src) >= BIG_SOURCE
+        if run and (big or len(run) == CHUNK):
+            tasks.append((runtime, run))
+            run = []
+        if big:
+            tasks.append((runtime, [src]))
+        else:
+            run.append(src)
+    if run:
+        tasks.append((runtime, run))
+    return tasks
+
+
+def _task_size(task: tuple[str, list[Source]]) -> int:
+    """A lone source's size (big sources go first); 0 for runs of small ones (they keep their order)."""
+    return _size_of(task[1][0]) if len(task[1]) == 1 else 0
+
+
+def _size_of(src: Source) -> int:
+    """The size of a source's main file from its fingerprint ((size, mtime) first), 0 when unknown."""
+    fp = src.fingerprint[0] if src.fingerprint else None
+    return fp[0] if isinstance(fp, tuple) and fp and isinstance(fp[0], int) else 0
+
+
+def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[tuple[bytes, str | None, Any]]:
+    """In a worker: each source's (sessions blob, error, reader state), summaries primed and redacted."""
     runtime, env, sources, fast = args
     reader = reader_for(runtime, env)
-    return [(src, *_summarize(reader, src, fast)) for src in sources]
+    out = []
+    for src in sources:
+        sessions, error, state = _summarize(reader, src, fast)
+        for s in sessions:
+            s.prime()
+        out.append((index.encode_sessions(sessions), error, state))
+    return out
 
 
 class Cancelled(Exception):

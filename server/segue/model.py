@@ -160,6 +160,7 @@ class Session:
     @classmethod
     def from_cache(cls, d: dict[str, Any]) -> Session:
         s = object.__new__(cls)
+        s.runtime = d.get("runtime", "")  # set first: the instance dict stays key-sharing (a third the size)
         s.__dict__.update(_DEFAULTS)
         s.__dict__.update(d)
         s.problems = list(s.problems)
@@ -170,6 +171,7 @@ class Session:
     def copy(self) -> Session:
         """A shallow copy for per-request decoration (handed_off, continues, counts)."""
         s = object.__new__(Session)
+        s.runtime = self.runtime  # set first: the instance dict stays key-sharing (a third the size)
         s.__dict__.update(self.__dict__)
         s.problems = list(self.problems)
         return s

@@ -69,6 +69,9 @@ class Service:
         # watcher rescans on any change it sees. 0 = always rescan (the CLI runs once anyway).
         self.reuse_within = 0.0
         self.parallel = False  # worker processes for a cold listing: only for single-threaded callers (CLI)
+        # A caller that lists once and exits (the CLI): the listing view decorates the scanned sessions in
+        # place instead of copies (nothing reuses them after the answer), which saves a copy of every session.
+        self.one_shot = False
         self._last: tuple[float, _Listing, int] | None = None
         self._views: _View | None = None
         self._live: tuple[bool, ...] = ()
@@ -170,8 +173,8 @@ class Service:
         view = self._views
         if view is not None and stamp[0] is not None and view.stamp == stamp and self.clock() < view.valid_until:
             return view
-        listing = _Listing(sessions=[s.copy() for s in raw.sessions], skipped=list(raw.skipped),
-                           locations=raw.locations)
+        sessions = list(raw.sessions) if self.one_shot else [s.copy() for s in raw.sessions]
+        listing = _Listing(sessions=sessions, skipped=list(raw.skipped), locations=raw.locations)
         self._decorate(listing, None)
         expiries = [time_of(s.handed_off["expires_at"]) for s in listing.sessions if s.handed_off]
         valid = min([self.clock() + VIEW_MAX_AGE, *[t for t in expiries if t is not None]])

@@ -24,6 +24,7 @@ whose SHA-256 equals `projectHash`. No branch is stored. A running `gemini` leav
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -113,12 +114,15 @@ class GeminiReader(Reader):
             slug_for_hash = None
             if _HEX64.match(proj.name) and proj.name in migrated:
                 slug_for_hash = next((n for n, r in roots.items() if _sha256(r) == proj.name), None)
+            side: dict[Path, tuple[Any, ...]] = {}  # per directory: stated once, not once per session file
             for path, kind in _session_files(chats):
                 if slug_for_hash and (tmp / slug_for_hash / "chats" / path.relative_to(chats)).exists():
                     continue  # the same file, copied by the slug migration: read the copy the CLI uses
                 # cwd comes from .project_root and projects.json, a twin's verdict from its siblings (the dir)
-                fp = fingerprint(path, path.parent, Path(proj.path) / ".project_root") + pmap_fp
-                yield Source(RUNTIME, str(path), fp, kind)
+                around = side.get(path.parent)
+                if around is None:
+                    around = side[path.parent] = fingerprint(path.parent, Path(proj.path) / ".project_root")
+                yield Source(RUNTIME, str(path), fingerprint(path) + around + pmap_fp, kind)
 
     def _project_roots(self, projects: list[os.DirEntry[str]]) -> dict[str, str]:
         """slug dir name -> project root from its `.project_root` (tiny files, read once per listing)."""
@@ -201,7 +205,7 @@ class GeminiReader(Reader):
         without a hash match the first candidate stands (a moved store, Windows path spelling)."""
         proj = path.parent.parent.parent if sub else path.parent.parent
         cands: list[tuple[str, str]] = []
-        root = _read_small(proj / ".project_root")
+        root = self._project_root(proj)
         if root:
             cands.append((root, "project_root"))
         cands += [(p, "projects_json") for p in self._projects_map().get(proj.name, [])]
@@ -209,8 +213,7 @@ class GeminiReader(Reader):
         if facts.workspace:
             cands.append((facts.workspace, "session_context"))
         if _HEX64.match(proj.name):
-            cands += [(p, "projects_json") for ps in self._projects_map().values() for p in ps
-                      if _sha256(p) == proj.name]
+            cands += [(p, "projects_json") for p in self._projects_by_hash().get(proj.name, [])]
         want = facts.project_hash or (proj.name if _HEX64.match(proj.name) else None)
         for p, how in cands:
             if want and _sha256(p) == want:
@@ -223,6 +226,30 @@ class GeminiReader(Reader):
                     if _sha256(anc) == want:
                         return anc, "tool_paths"
         return None, None
+
+    def _project_root(self, proj: Path) -> str | None:
+        """A project dir's `.project_root`, read once per reader while its size and mtime stay the same (a
+        listing summarizes every session of a project with one reader)."""
+        memo: dict[Path, tuple[Any, str | None]] = self.__dict__.setdefault("_roots", {})
+        p = proj / ".project_root"
+        fp = fingerprint(p)
+        hit = memo.get(proj)
+        if hit is None or hit[0] != fp:
+            hit = memo[proj] = (fp, _read_small(p))
+        return hit[1]
+
+    def _projects_by_hash(self) -> dict[str, list[str]]:
+        """SHA-256 of each `projects.json` path -> the paths, in the map's order (for hash-named dirs)."""
+        pmap = self._projects_map()
+        cached = self.__dict__.get("_pmap_hash")
+        if cached is not None and cached[0] is pmap:
+            return cached[1]
+        out: dict[str, list[str]] = {}
+        for ps in pmap.values():
+            for p in ps:
+                out.setdefault(_sha256(p), []).append(p)
+        self.__dict__["_pmap_hash"] = (pmap, out)
+        return out
 
     def _projects_map(self) -> dict[str, list[str]]:
         """slug -> paths from `projects.json` (cached per reader; a damaged map is ignored)."""
@@ -800,6 +827,7 @@ def _cap(text: str | None, limit: int = MAX_TEXT) -> str | None:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+@functools.lru_cache(maxsize=4096)
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
