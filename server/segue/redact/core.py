@@ -6,7 +6,6 @@ import base64
 import bisect
 import os
 import re
-import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
@@ -32,6 +31,8 @@ def _encodings(value: str) -> set[str]:
         if len(core) >= _MIN_EXACT:
             forms.add(core)
             forms.add(core.replace("+", "-").replace("/", "_"))
+    import urllib.parse  # only where exact values are known (~3 ms of import otherwise)
+
     for q in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
         forms.add(q)
     return {f for f in forms if len(f) >= _MIN_EXACT}

@@ -4,10 +4,11 @@ that occur, gates and start positions narrow where a rule is tried; none of it c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
+from segue.redact.lazy import LazyPattern
 from segue.redact.rules import RULES, Rule, Starts
 
 # ---------------------------------------------------------------------------------------------
@@ -42,17 +43,51 @@ _KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _
 _KEYWORD_RE = re.compile(_trie(_KEYWORDS))
 # sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
 # skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
-# character (~26 calls) is cheaper than one trie for all
+# character (~26 calls) is cheaper than one trie for all (compiled on first use: short texts never need them)
 _SPLIT_AT = 400
-_KEYWORD_GROUPS = tuple(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
-                        for c in sorted({k[0] for k in _KEYWORDS}))
+_KEYWORD_GROUPS: list[re.Pattern[str]] = []
+
+
+def _keyword_groups() -> list[re.Pattern[str]]:
+    if not _KEYWORD_GROUPS:
+        _KEYWORD_GROUPS.extend(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
+                               for c in sorted({k[0] for k in _KEYWORDS}))
+    return _KEYWORD_GROUPS
+_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _k in _KEYWORDS:
+    _BY_FIRST[_k[0]] = (*_BY_FIRST.get(_k[0], ()), _k)
+del _k
+
+
 # findall() reports non-overlapping matches: a keyword inside a match, or one that starts inside
-# a match and runs past its end, is not reported, so derive the first and look the second up
-_INNER = {k: tuple(o for o in _KEYWORDS if o != k and o in k) for k in _KEYWORDS}
-_STRADDLING = {
-    k: tuple(o for o in _KEYWORDS if any(len(o) > len(k) - i and o.startswith(k[i:]) for i in range(len(k))))
-    for k in _KEYWORDS
-}
+# a match and runs past its end, is not reported, so derive the first and look the second up.
+# Both tables are filled per keyword when first needed (all of them at once cost ~45 ms of import).
+class _PerKeyword(dict[str, tuple[str, ...]]):
+    def __init__(self, fill: Callable[[str], tuple[str, ...]]) -> None:
+        super().__init__()
+        self._fill = fill
+
+    def __missing__(self, k: str) -> tuple[str, ...]:
+        v = self[k] = self._fill(k)
+        return v
+
+
+def _inner_of(k: str) -> tuple[str, ...]:
+    """The other keywords that occur inside ``k``."""
+    return tuple(o for o in _KEYWORDS if o != k and o in k)
+
+
+def _straddling_of(k: str) -> tuple[str, ...]:
+    """The keywords that start inside ``k`` and run past its end (or start where it does and are longer)."""
+    hits = {o for i in range(len(k)) for o in _BY_FIRST.get(k[i], ()) if len(o) > len(k) - i and o.startswith(k[i:])}
+    return tuple(o for o in _KEYWORDS if o in hits)
+
+
+_INNER = _PerKeyword(_inner_of)
+_STRADDLING = _PerKeyword(_straddling_of)
+# what the keywords a findall() reports imply: (the keywords present for sure, those to look up), per set of
+# reported keywords (windows of one text mostly report the same few sets)
+_IMPLIED: dict[frozenset[str], tuple[frozenset[str], tuple[str, ...]]] = {}
 _KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
                   for k in _KEYWORDS}
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
@@ -86,7 +121,7 @@ def _branches(pattern: str) -> list[str]:
 
 # rule index -> (the gate's branches, search them in the lower-cased text?); flags are read once here
 # (RegexFlag arithmetic costs more than a short search)
-_GATES = {i: (tuple(map(re.compile, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
+_GATES = {i: (tuple(map(LazyPattern, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
           for i, r in enumerate(RULES) if r.gate is not None}
 
 
@@ -103,7 +138,7 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
         return _KEYWORD_RE.search(low) is not None
-    return any(p.search(low) for p in _KEYWORD_GROUPS)
+    return any(p.search(low) for p in _KEYWORD_GROUPS or _keyword_groups())
 
 
 def _keywords_in(low: str) -> set[str]:
@@ -111,13 +146,21 @@ def _keywords_in(low: str) -> set[str]:
     if len(low) < _SPLIT_AT:
         found = set(_KEYWORD_RE.findall(low))
     else:  # a keyword hides only keywords of its own group; the fix-ups below cover both cases
-        found = {k for p in _KEYWORD_GROUPS for k in p.findall(low)}
+        found = {k for p in _KEYWORD_GROUPS or _keyword_groups() for k in p.findall(low)}
     if not found:
         return found
-    present = set(found)
-    for k in found:
-        present.update(_INNER[k])
-    for o in {o for k in found for o in _STRADDLING[k]} - present:
+    key = frozenset(found)
+    implied = _IMPLIED.get(key)
+    if implied is None:
+        sure = set(found)
+        for k in found:
+            sure.update(_INNER[k])
+        maybe = tuple(sorted({o for k in found for o in _STRADDLING[k]} - sure))
+        if len(_IMPLIED) >= 4096:  # bounded: a text can report many sets
+            _IMPLIED.clear()
+        implied = _IMPLIED[key] = (frozenset(sure), maybe)
+    present = set(implied[0])
+    for o in implied[1]:
         if o in low:
             present.add(o)
     return present
