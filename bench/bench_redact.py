@@ -431,7 +431,9 @@ def import_cost(runs: int = 15, baseline: str | None = None) -> list[dict]:
         mod = _load(baseline)
         variants.append(("baseline", True, os.path.dirname(os.path.dirname(mod.__file__ or "")), mod.__name__))
     times: dict[str, list[tuple[float, float, float]]] = {v[0]: [] for v in variants}
-    env = {**os.environ, "PYTHONPATH": server}
+    # with bytecode, as an installed Segue runs, kept in a temporary cache (never __pycache__ in the checkout)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=server, PYTHONPYCACHEPREFIX=tempfile.mkdtemp(prefix="segue-bench-pyc-"))
     for i in range(runs + 1):  # interleaved; the first round only warms the page cache and bytecode
         for label, load, path, name in variants:
             code = _IMPORT_PROBE.format(load=load, path=path, name=name)
