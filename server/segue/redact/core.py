@@ -12,7 +12,17 @@ from typing import Literal
 from segue.redact import decode, generic
 from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
-from segue.redact.index import _GATED_RE, _SHAPE_RULES, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
+from segue.redact.index import (
+    _GATED_RE,
+    _SHAPE_INDEXED,
+    _WHOLE_RULES,
+    _gate_search,
+    _has_keyword,
+    _lower,
+    _run,
+    _scan,
+    _windows,
+)
 from segue.redact.keyblocks import _extend_back_over_key_block, _extend_over_key_blocks, _orphan_key_tail
 
 # ---------------------------------------------------------------------------------------------
@@ -208,8 +218,8 @@ class Redactor:
             else:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
-        for rule in _SHAPE_RULES:  # linear scans, tried only where their gate opens
-            if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
+        for i, rule in _SHAPE_INDEXED:  # linear scans, tried only where their gate opens
+            if len(text) >= 16 and (rule.gate is None or _gate_search(i, text)):
                 found += _run(rule, text, 0)
         if not found:
             return found
