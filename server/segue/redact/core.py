@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -283,10 +284,17 @@ def _drop_protected(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[
     return out
 
 
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
+
+
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Union of overlapping spans; the first rule (by position, then table order) names it."""
     out: list[tuple[int, int, str]] = []
-    for a, b, rid in sorted(spans, key=lambda s: (s[0], -s[1])):
+    # by start, then longest first, ties in the given order: two stable sorts on C keys (a lambda building a
+    # tuple per span costs several times more on texts with thousands of spans)
+    ordered = sorted(spans, key=_END, reverse=True)
+    ordered.sort(key=_START)
+    for a, b, rid in ordered:
         if out and a < out[-1][1]:
             pa, pb, prid = out[-1]
             out[-1] = (pa, max(pb, b), prid)

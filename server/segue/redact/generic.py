@@ -43,9 +43,18 @@ _DIGEST_BEFORE_RE = LazyPattern(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|ch
                                r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
 
 
+_SUCCESSOR = bytes(range(1, 256)) + b"\0"
+
+
 def _alphabet(body: str) -> bool:
     """"abcdef…", "0123456789…": a character set written out, not a random draw."""
-    steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
+    if body.isascii() and len(body) > 1:  # the same count without a Python step per character
+        raw = body.encode("ascii")
+        # a zero byte where the next character is this one's successor (ASCII: 127's successor is no character)
+        diff = int.from_bytes(raw[1:], "big") ^ int.from_bytes(raw[:-1].translate(_SUCCESSOR), "big")
+        steps = diff.to_bytes(len(raw) - 1, "big").count(0)
+    else:
+        steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
     return steps >= len(body) // 2
 
 
@@ -58,17 +67,27 @@ def random_body(body: str, min_len: int = 16) -> bool:
         return False
     if _UUID_RE.fullmatch(body):
         return False
-    digit = any(c.isdigit() for c in body)
-    upper = any(c.isupper() for c in body)
-    lower = any(c.islower() for c in body)
+    digit, upper, lower = _kinds(body)
     if not ((digit and (upper or lower)) or (upper and lower)):
         return False
-    alnum = "".join(c for c in body if c.isalnum())
+    alnum = _alnum_only(body)
     if _HEX_RE.fullmatch(alnum):
         return len(alnum) >= 24 and shannon(alnum) >= 3.0  # shorter hex: instance, commit and object ids
     if shannon(body) < (3.3 if len(body) < 24 else 3.6):
         return False
     return not _wordy(body)
+
+
+def _kinds(body: str) -> tuple[bool, bool, bool]:
+    """Does ``body`` hold a digit, an upper-case, a lower-case character? (tested once per distinct character)"""
+    chars = set(body)
+    return any(c.isdigit() for c in chars), any(c.isupper() for c in chars), any(c.islower() for c in chars)
+
+
+def _alnum_only(body: str) -> str:
+    """``body`` without its characters that are not alphanumeric."""
+    drop = [c for c in set(body) if not c.isalnum()]
+    return body.translate(dict.fromkeys(map(ord, drop))) if drop else body
 
 
 _CONSONANTS_RE = LazyPattern(r"[b-df-hj-np-tv-xz]{5,}", re.I)
