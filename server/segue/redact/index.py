@@ -45,14 +45,22 @@ _KEYWORD_RE = re.compile(_trie(_KEYWORDS))
 # skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
 # character (~26 calls) is cheaper than one trie for all (compiled on first use: short texts never need them)
 _SPLIT_AT = 400
-_KEYWORD_GROUPS: list[re.Pattern[str]] = []
+# Each group reports, at every occurrence of its first character, the longest keyword starting there (the
+# rest of the keyword is captured in a look-ahead, so the match consumes one character and no occurrence is
+# hidden inside another: every keyword present is reported or lies inside a reported one, see _INNER).
+_KEYWORD_GROUPS: list[tuple[str, re.Pattern[str]]] = []
 
 
-def _keyword_groups() -> list[re.Pattern[str]]:
+def _keyword_groups() -> list[tuple[str, re.Pattern[str]]]:
     if not _KEYWORD_GROUPS:
-        _KEYWORD_GROUPS.extend(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
-                               for c in sorted({k[0] for k in _KEYWORDS}))
+        for c in sorted({k[0] for k in _KEYWORDS}):
+            tails = [k[1:] for k in _KEYWORDS if k[0] == c and len(k) > 1]
+            single = c in _KEYWORDS  # a one-character keyword: the tail may be empty
+            rest = f"(?=({_trie(tails)}){'?' if single else ''})" if tails else "()"
+            _KEYWORD_GROUPS.append((c, re.compile(re.escape(c) + rest)))
     return _KEYWORD_GROUPS
+
+
 _BY_FIRST: dict[str, tuple[str, ...]] = {}
 for _k in _KEYWORDS:
     _BY_FIRST[_k[0]] = (*_BY_FIRST.get(_k[0], ()), _k)
@@ -85,9 +93,8 @@ def _straddling_of(k: str) -> tuple[str, ...]:
 
 _INNER = _PerKeyword(_inner_of)
 _STRADDLING = _PerKeyword(_straddling_of)
-# what the keywords a findall() reports imply: (the keywords present for sure, those to look up), per set of
-# reported keywords (windows of one text mostly report the same few sets)
-_IMPLIED: dict[frozenset[str], tuple[frozenset[str], tuple[str, ...]]] = {}
+# the keywords a long text's report implies (it and the keywords inside its keywords), per reported set
+_INNER_CLOSED: dict[frozenset[str], frozenset[str]] = {}
 _KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
                   for k in _KEYWORDS}
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
@@ -204,29 +211,37 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
         return _KEYWORD_RE.search(low) is not None
-    return any(p.search(low) for p in _KEYWORD_GROUPS or _keyword_groups())
+    return any(p.search(low) for _, p in _KEYWORD_GROUPS or _keyword_groups())
 
 
 def _keywords_in(low: str) -> set[str]:
     """Every keyword that occurs in ``low``."""
-    if len(low) < _SPLIT_AT:
-        found = set(_KEYWORD_RE.findall(low))
-    else:  # a keyword hides only keywords of its own group; the fix-ups below cover both cases
-        found = {k for p in _KEYWORD_GROUPS or _keyword_groups() for k in p.findall(low)}
+    if len(low) >= _SPLIT_AT:  # every keyword present is reported or inside a reported one
+        found: set[str] = set()
+        for c, p in _KEYWORD_GROUPS or _keyword_groups():
+            tails = p.findall(low)
+            if tails:
+                found.update(c + t for t in set(tails))
+        if not found:
+            return found
+        key = frozenset(found)
+        sure = _INNER_CLOSED.get(key)
+        if sure is None:
+            sure = set(found)
+            for k in found:
+                sure.update(_INNER[k])
+            if len(_INNER_CLOSED) >= 4096:  # bounded: a text can report many sets
+                _INNER_CLOSED.clear()
+            sure = _INNER_CLOSED[key] = frozenset(sure)
+        return set(sure)
+    # short texts: one findall of the whole trie (non-overlapping matches), then the fix-ups
+    found = set(_KEYWORD_RE.findall(low))
     if not found:
         return found
-    key = frozenset(found)
-    implied = _IMPLIED.get(key)
-    if implied is None:
-        sure = set(found)
-        for k in found:
-            sure.update(_INNER[k])
-        maybe = tuple(sorted({o for k in found for o in _STRADDLING[k]} - sure))
-        if len(_IMPLIED) >= 4096:  # bounded: a text can report many sets
-            _IMPLIED.clear()
-        implied = _IMPLIED[key] = (frozenset(sure), maybe)
-    present = set(implied[0])
-    for o in implied[1]:
+    present = set(found)
+    for k in found:
+        present.update(_INNER[k])
+    for o in {o for k in found for o in _STRADDLING[k]} - present:
         if o in low:
             present.add(o)
     return present
