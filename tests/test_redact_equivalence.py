@@ -201,6 +201,10 @@ def test_plain_formulations_of_the_rewritten_checks() -> None:
         assert generic._alphabet(body) == alphabet(body), repr(body)
         spans = [(a, a + rng.randint(0, 10), rng.choice("wxyz")) for a in rng.choices(range(50), k=rng.randint(0, 30))]
         assert core._merge(spans) == merge(spans)
+        # merging a few more spans into merged ones (each decoded view): as merging all of them again
+        merged = [x for x in merge(spans) if rng.random() < 0.8]
+        more = [(a, a + rng.randint(0, 12), rng.choice("wxyz")) for a in rng.choices(range(60), k=rng.randint(1, 6))]
+        assert core._merge_into(merged, more) == merge([*merged, *more]), (merged, more)
     # random_body's character tests, once per distinct character: the same answers as per character
     for t in _corpus()[:600]:
         for body in re.findall(r"\S{1,80}", t):

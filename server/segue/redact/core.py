@@ -178,7 +178,7 @@ class Redactor:
         for view in decode.views(text):  # percent-encoded, JSON-escaped, split across quoted pieces
             more = decode.mapped(self._rule_spans(view[1]), view)
             if more:
-                spans = _merge([*spans, *more])
+                spans = _merge_into(spans, more)
         if not spans and not self._learned:  # the common case
             return spans
         new = {text[a:b] for a, b, rid in spans if b - a >= _MIN_LEARNED and rid not in _NOT_LEARNED}
@@ -301,6 +301,18 @@ def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         else:
             out.append((a, b, rid))
     return out
+
+
+def _merge_into(spans: list[tuple[int, int, str]], more: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``_merge([*spans, *more])`` where ``spans`` is already merged (each starts at or after the previous
+    one's end): only the spans ``more`` can touch are merged again, so a text with many decoded views does not
+    sort and walk all of its spans once per view. Spans ending before ``more`` begins, or starting after it
+    ends, sort strictly before or after every span of the middle and never overlap it."""
+    lo = min(a for a, _, _ in more)
+    hi = max(b for _, b, _ in more)
+    i = bisect.bisect_left(spans, lo, key=_END)  # the first span ending at or after lo (ends are sorted too)
+    j = bisect.bisect_right(spans, hi, i, key=_START)  # the first span starting after hi
+    return [*spans[:i], *_merge([*spans[i:j], *more]), *spans[j:]]
 
 
 def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:
