@@ -205,6 +205,12 @@ def test_plain_formulations_of_the_rewritten_checks() -> None:
         merged = [x for x in merge(spans) if rng.random() < 0.8]
         more = [(a, a + rng.randint(0, 12), rng.choice("wxyz")) for a in rng.choices(range(60), k=rng.randint(1, 6))]
         assert core._merge_into(merged, more) == merge([*merged, *more]), (merged, more)
+    # inside a public block: bisect over finditer's sorted spans, as any() over all of them
+    for _ in range(3000):
+        ends = sorted(rng.sample(range(200), 2 * rng.randint(0, 8)))
+        blocks = [(ends[k], ends[k + 1]) for k in range(0, len(ends), 2)]
+        a = rng.randrange(210)
+        assert generic._inside(blocks, a) == any(pa <= a < pb for pa, pb in blocks), (blocks, a)
     # random_body's character tests, once per distinct character: the same answers as per character
     for t in _corpus()[:600]:
         for body in re.findall(r"\S{1,80}", t):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
+import operator
 import re
 from collections.abc import Callable, Iterator
 
@@ -122,9 +124,12 @@ def _named_secret_prefix(parts: list[str]) -> bool:
     return any(p.lower() in _SECRET_PREFIX_WORDS for p in parts)
 
 
+_SEP_RE = LazyPattern(r"[_.-]")
+
+
 def _prefixed(seg: str) -> bool:
     """prefix[_.-]sub[_.-]sub[_.-]body with a short alphanumeric prefix, up to two sub-prefixes."""
-    seps = [i for i, c in enumerate(seg) if c in "_.-"][:3]
+    seps = [m.start() for m in itertools.islice(_SEP_RE.finditer(seg), 3)]  # the first three, not all
     for k, cut in enumerate(seps):
         parts = re.split(r"[_.-]", seg[:cut])
         if len(parts) != k + 1 or not _PREFIX_PART_RE.fullmatch(parts[0]):
@@ -270,7 +275,7 @@ def shaped_tokens(text: str) -> list[Span]:
         url = text.startswith("//", a) and text[a - 1 : a] == ":"
         while a < b and text[a] in "_.~+/-":
             a += 1
-        if public and any(pa <= a < pb for pa, pb in public):
+        if public and _inside(public, a):
             continue
         if text.startswith("AAAA", a) and _SSH_PUBLIC_BEFORE_RE.search(text, max(0, a - 60), a):
             continue  # an OpenSSH public key (ssh-ed25519 AAAAC3…)
@@ -280,6 +285,16 @@ def shaped_tokens(text: str) -> list[Span]:
         if span is not None:
             out.append(span)
     return out
+
+
+def _inside(blocks: list[tuple[int, int]], a: int) -> bool:
+    """Is ``a`` inside one of ``blocks`` (finditer's spans: sorted, none overlapping)? As
+    ``any(pa <= a < pb for pa, pb in blocks)``, without walking all of them for every token."""
+    i = bisect.bisect_right(blocks, a, key=_FIRST) - 1
+    return i >= 0 and a < blocks[i][1]
+
+
+_FIRST = operator.itemgetter(0)
 
 
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:

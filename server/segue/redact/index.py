@@ -380,14 +380,25 @@ def _run(rule: Rule, text: str, offset: int, low: str | None = None,
     else:
         matches = rule.regex.finditer(text)
     out = []
-    for m in matches:
-        a, b = _value_span(m)
+    has_s = "s" in rule.regex.groupindex  # looked up once per rule, not twice per match
+    check, rid = rule.check, rule.id
+    for m in matches:  # _value_span, inlined
+        if has_s and m.start("s") >= 0:
+            a, b = m.span("s")
+            raw = m.group("s")
+            if _quoted(raw):
+                a, b = a + 1, b - 1
+            else:
+                while b > a + 1 and text[b - 1] in ",;":
+                    b -= 1
+        else:
+            a, b = m.span()
+            raw = m.group(0)
         if b <= a:
             continue
-        raw = m.group("s") if "s" in m.re.groupindex and m.start("s") >= 0 else m.group(0)
-        if rule.check is not None and not rule.check(raw, m, text):
+        if check is not None and not check(raw, m, text):
             continue
-        out.append((a + offset, b + offset, rule.id))
+        out.append((a + offset, b + offset, rid))
     return out
 
 
