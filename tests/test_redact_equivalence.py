@@ -229,3 +229,14 @@ def test_lazy_patterns_are_the_compiled_ones() -> None:
         assert p.groupindex == real.groupindex and p.groups == real.groups
         assert p.compiled.pattern == real.pattern
     assert R.RULES is RULES
+
+
+def test_short_texts_before_and_after_the_keyword_trie(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "_KEYWORD_RE", [])
+    monkeypatch.setattr(index, "_short_calls", [0])
+    texts = [t[:300] for t in _corpus()[:300]] + ["Fix the parser", "ls -la src/", "password: hunter2"]
+    before = [(index._has_keyword(index._lower(t)), index._keywords_in(index._lower(t))) for t in texts]
+    assert index._KEYWORD_RE  # built after the first calls
+    after = [(index._has_keyword(index._lower(t)), index._keywords_in(index._lower(t))) for t in texts]
+    assert before == after
+    assert any(b for b, _ in before) and not all(b for b, _ in before)

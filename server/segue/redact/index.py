@@ -35,12 +35,29 @@ def _trie(words: list[str]) -> str:
 # case-insensitive anchors are scanned in the lower-cased text; those that are a list of words are
 # cut down to the words a window holds (same order, so the same hits): one or two words share a
 # literal prefix, which sre skips to, where eight words make it try every position
-_LOWER_ANCHORS = {r.anchor: re.compile(r.anchor.pattern.replace("(?i)", "")) for r in RULES
+_LOWER_ANCHORS = {r.anchor: LazyPattern(r.anchor.pattern.replace("(?i)", "")) for r in RULES
                   if r.anchor is not None and r.anchor.flags & re.I}
 _ANCHOR_WORDS = {a: tuple(low.pattern.split("|")) for a, low in _LOWER_ANCHORS.items()
                  if re.fullmatch(r"[\w ]+(?:\|[\w ]+)*", low.pattern)}
 _KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _ANCHOR_WORDS.values() for w in ws})
-_KEYWORD_RE = re.compile(_trie(_KEYWORDS))
+# the trie of all keywords, for short texts; built after the first _EAGER_CALLS of them, which test every
+# keyword by substring instead (~6 µs a call): a process that redacts a title or two never builds it (~4 ms)
+_EAGER_CALLS = 64
+_KEYWORD_RE: list[re.Pattern[str]] = []  # [the trie], once built
+_short_calls = [0]
+
+
+def _keyword_trie() -> re.Pattern[str] | None:
+    """The trie of all keywords, or None while short texts are still few enough to test by substring."""
+    if _KEYWORD_RE:
+        return _KEYWORD_RE[0]
+    _short_calls[0] += 1
+    if _short_calls[0] <= _EAGER_CALLS:
+        return None
+    _KEYWORD_RE.append(re.compile(_trie(_KEYWORDS)))
+    return _KEYWORD_RE[0]
+
+
 # sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
 # skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
 # character (~26 calls) is cheaper than one trie for all (compiled on first use: short texts never need them)
@@ -95,8 +112,12 @@ _INNER = _PerKeyword(_inner_of)
 _STRADDLING = _PerKeyword(_straddling_of)
 # the keywords a long text's report implies (it and the keywords inside its keywords), per reported set
 _INNER_CLOSED: dict[frozenset[str], frozenset[str]] = {}
-_KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
-                  for k in _KEYWORDS}
+_KEYWORD_RULES: dict[str, frozenset[int]] = dict.fromkeys(_KEYWORDS, frozenset())
+for _i, _r in enumerate(RULES):  # one pass over the table (a keyword x rule product costs ~2 ms of import)
+    if not _r.whole_text:
+        for _k in set(_r.keywords):
+            _KEYWORD_RULES[_k] = _KEYWORD_RULES[_k] | {_i}
+del _i, _r, _k
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
 # whole-text rules with no keyword judge token shapes in one linear scan of their own (generic.py)
 _SHAPE_RULES = tuple(r for r in RULES if r.whole_text and not r.keywords)
@@ -210,7 +231,8 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
-        return _KEYWORD_RE.search(low) is not None
+        trie = _keyword_trie()
+        return any(k in low for k in _KEYWORDS) if trie is None else trie.search(low) is not None
     return any(p.search(low) for _, p in _KEYWORD_GROUPS or _keyword_groups())
 
 
@@ -235,7 +257,10 @@ def _keywords_in(low: str) -> set[str]:
             sure = _INNER_CLOSED[key] = frozenset(sure)
         return set(sure)
     # short texts: one findall of the whole trie (non-overlapping matches), then the fix-ups
-    found = set(_KEYWORD_RE.findall(low))
+    trie = _keyword_trie()
+    if trie is None:
+        return {k for k in _KEYWORDS if k in low}
+    found = set(trie.findall(low))
     if not found:
         return found
     present = set(found)
