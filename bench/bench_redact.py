@@ -2,8 +2,11 @@
 text, excerpts of huge blocks, pathological lines.
 
 Run: ``PYTHONPATH=server .venv/bin/python -m bench.bench_redact`` (a table; ``--json`` for JSON;
-``--only TEXT`` runs the cases whose name holds TEXT; ``--baseline FILE`` also times another copy of
-redact.py, e.g. one written by ``git show <commit>:server/segue/redact.py``, and prints the speed-up;
+``--only TEXT`` runs the cases whose name holds TEXT; ``--baseline REF`` also times another redactor (a
+redact.py file, a package directory, or ``git:<commit>``: that commit's package, or its redact.py before the
+split), interleaved in the same process, and prints the speed-up;
+``--same-as REF`` checks that REF (as ``--baseline``) gives the same output on every text the bench uses;
+``--import`` times the redactor's import + first short redact in fresh processes (target 15 ms CPU);
 ``--issue12`` adds redactions per 10 MB of clean text (the standard library), MB/s on clean and dense text and
 one call on ``--linear-mb`` MB (default 10) of dense text against the same text in 1.2 KB pieces).
 
@@ -343,6 +346,18 @@ def issue12(modules: list[ModuleType], linear_mb: float) -> list[list[dict]]:
     return results
 
 
+def same_output(a: ModuleType, b: ModuleType) -> tuple[int, list[str]]:
+    """Redact every text the bench uses (clean source, dense text, its cases, the short cases) with both
+    modules, one Redactor per file as the figures do: (texts compared, names of those that differ)."""
+    texts = [(f"clean #{i}", t) for i, t in enumerate(_clean_text())]
+    texts += [("dense 1 MB", _dense_text(1_000_000))] + [(n, t) for n, (_, t) in cases().items()]
+    texts += [(f"{n} #{i}", t) for n, (_, ts) in short_cases().items() for i, t in enumerate(ts[:300])]
+    ra, rb = a.Redactor(environ={}), b.Redactor(environ={})
+    differ = [name for name, t in texts if ra.scoped().redact(t) != rb.scoped().redact(t)
+              or ra.excerpt(t, 4000, "tail") != rb.excerpt(t, 4000, "tail")]
+    return len(texts), differ
+
+
 def _load(ref: str) -> ModuleType:
     """A baseline redactor: a single-module redact.py (a file), a package directory, or ``git:<commit>`` (the
     package server/segue/redact of that commit, or its redact.py before the split). A package is copied under
@@ -482,6 +497,13 @@ def main(argv: list[str]) -> int:
     verdict = "met" if ok else "MISSED"
     print(f"floor {FLOOR_MB_S} MB/s on 1 MB texts, pathological < {PATHOLOGICAL_TARGET_S} s, "
           f"keyword-free titles and commands < {SHORT_TARGET_US:.0f} µs: {verdict}")
+    if "--same-as" in argv:
+        other = _load(argv[argv.index("--same-as") + 1])
+        checked, differ = same_output(current, other)
+        print(f"\nsame output as {argv[argv.index('--same-as') + 1]}: {checked - len(differ)} of {checked} texts")
+        for name in differ[:10]:
+            print("  differs:", name)
+        ok = ok and not differ
     if "--import" in argv:
         base_ref = argv[argv.index("--baseline") + 1] if "--baseline" in argv else None
         rows = import_cost(baseline=base_ref)

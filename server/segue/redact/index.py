@@ -279,7 +279,7 @@ def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
     for k in present:
         picked |= _KEYWORD_RULES[k]
     found: list[tuple[int, int, str]] = []
-    cache: dict[re.Pattern[str], list[int]] = {}
+    cache: dict[object, list[int]] = {}  # per window: anchor scans, and each word's occurrences (by the word)
     for i in sorted(picked):  # table order: it names merged spans
         if i not in _GATES or _gate_open(i, chunk, low):
             found += _run(RULES[i], chunk, offset, low, cache, present)
@@ -294,11 +294,23 @@ def _occurrences(word: str, low: str) -> Iterable[int]:
         i = low.find(word, i + 1)
 
 
-def _word_hits(words: tuple[str, ...], low: str, present: set[str]) -> list[int]:
+def _occurrences_of(word: str, low: str, cache: dict[object, list[int]] | None) -> list[int] | Iterable[int]:
+    """_occurrences, kept in ``cache`` (one window's): rules and anchors that share a word find it once."""
+    if cache is None:
+        return _occurrences(word, low)
+    hits = cache.get(word)
+    if hits is None:
+        hits = cache[word] = list(_occurrences(word, low))
+    return hits
+
+
+def _word_hits(words: tuple[str, ...], low: str, present: set[str],
+               cache: dict[object, list[int]] | None = None) -> list[int]:
     """Starts of the matches of the alternation ``words`` in ``low`` (leftmost, earlier word first,
     non-overlapping), from one literal search per word that occurs: sre skips straight to a literal
     but tries every position for words that start differently."""
-    hits = sorted((a, i, len(w)) for i, w in enumerate(words) if w in present for a in _occurrences(w, low))
+    hits = sorted((a, i, len(w)) for i, w in enumerate(words) if w in present
+                  for a in _occurrences_of(w, low, cache))
     out, end = [], 0
     for a, _, n in hits:
         if a >= end:  # what the alternation does: at each position the first word, never inside a match
@@ -319,11 +331,12 @@ def _lower(text: str) -> str:
     return low
 
 
-def _start_positions(st: Starts, words: tuple[str, ...], low: str) -> list[int]:
+def _start_positions(st: Starts, words: tuple[str, ...], low: str,
+                     cache: dict[object, list[int]] | None = None) -> list[int]:
     """Where matches can begin (see Starts), in order."""
     out: set[int] = set()
     for w in words:
-        for i in _occurrences(w, low):
+        for i in _occurrences_of(w, low, cache):
             if st.reach:
                 seg = low[max(0, i - st.reach) : i]
                 back = len(seg) if st.over is None else len(seg) - len(seg.rstrip(st.over))
@@ -350,7 +363,7 @@ _IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.
 
 
 def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
-                       present: set[str] | None = None) -> list[int]:
+                       present: set[str] | None = None, cache: dict[object, list[int]] | None = None) -> list[int]:
     """Start of each identifier that holds an anchor keyword, in order, without repeats
     (``present``: the keywords ``low`` holds, if known)."""
     pat = _LOWER_ANCHORS.get(anchor)
@@ -359,7 +372,7 @@ def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
     if pat is None or low is None or len(low) != len(text):
         hits = (m.start() for m in anchor.finditer(text))
     elif words is not None and present is not None:
-        hits = _word_hits(words, low, present)
+        hits = _word_hits(words, low, present, cache)
     else:
         hits = (m.start() for m in pat.finditer(low))
     out: list[int] = []
@@ -388,20 +401,23 @@ def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str
 
 
 def _run(rule: Rule, text: str, offset: int, low: str | None = None,
-         cache: dict[re.Pattern[str], list[int]] | None = None,
+         cache: dict[object, list[int]] | None = None,
          present: set[str] | None = None) -> list[tuple[int, int, str]]:
-    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans."""
+    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans and word
+    occurrences between the rules of one window."""
     if rule.finder is not None:
         return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
     matches: Iterable[re.Match[str]]
     if rule.anchor is not None:
         cache = {} if cache is None else cache
         if rule.anchor not in cache:
-            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present)
+            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present, cache)
         matches = _anchored(rule, text, cache[rule.anchor])
     elif rule.starts is not None:
-        low = low if low is not None and len(low) == len(text) else _lower(text)
-        matches = _anchored(rule, text, _start_positions(rule.starts, rule.starts.words or rule.keywords, low))
+        same = low is not None and len(low) == len(text)  # the window's own lower-cased text (and cache)
+        low = low if low is not None and same else _lower(text)
+        words = rule.starts.words or rule.keywords
+        matches = _anchored(rule, text, _start_positions(rule.starts, words, low, cache if same else None))
     else:
         matches = rule.regex.finditer(text)
     out = []
