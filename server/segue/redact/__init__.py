@@ -35,8 +35,9 @@ finders), ``keyblocks`` (PEM blocks), ``rules`` (the table: id, tier, pattern, c
 keywords/gate/starts/anchor), ``index`` (which rules run where), ``decode`` (decoded views), ``core`` (the
 Redactor), ``summary`` (titles and first requests of listings), ``lazy`` (patterns compiled on first use: a
 listing that redacts one title pays ~13 ms for the redactor, not ~90). tests/test_redact_equivalence.py proves
-the fast paths give the whole Redactor's output of the knob-free reference path. To add a rule: one ``Rule(...)`` line in
-``rules.RULES``; give it keywords that every match contains, and run tests/test_redact_prefilter.py.
+the fast paths give the whole Redactor's output of the knob-free reference path. To add a rule: one
+``Rule(...)`` line in ``rules.RULES``; give it keywords that every match contains, and run
+tests/test_redact_prefilter.py.
 """
 
 from segue.redact import checks, common, core, decode, generic, index, keyblocks, rules, summary
