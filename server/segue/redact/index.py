@@ -231,7 +231,7 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
-        trie = _keyword_trie()
+        trie = _KEYWORD_RE[0] if _KEYWORD_RE else _keyword_trie()
         return any(k in low for k in _KEYWORDS) if trie is None else trie.search(low) is not None
     return any(p.search(low) for _, p in _KEYWORD_GROUPS or _keyword_groups())
 
@@ -257,7 +257,7 @@ def _keywords_in(low: str) -> set[str]:
             sure = _INNER_CLOSED[key] = frozenset(sure)
         return set(sure)
     # short texts: one findall of the whole trie (non-overlapping matches), then the fix-ups
-    trie = _keyword_trie()
+    trie = _KEYWORD_RE[0] if _KEYWORD_RE else _keyword_trie()
     if trie is None:
         return {k for k in _KEYWORDS if k in low}
     found = set(trie.findall(low))
