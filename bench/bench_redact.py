@@ -42,6 +42,19 @@ one run on the shared VM:
 The generic shape rules cost throughput (about 0.6x on clean and dense text, 0.6-0.8x per short call:
 e.g. a 30-char command 2.3 µs vs 1.6 µs); the pathological cases stay far under their 2 s target.
 
+Speed work without a changed span (branch rspeed), 2026-12-02, CPU time, paired interleaved runs in one process
+on the shared 2-vCPU VM at load 7-9 (``--issue12 --baseline git:20d58ce --same-as git:20d58ce``; same output on
+all 1,878 bench texts; ``--import``; clean/dense also against a35952c, before issue 12's rules):
+
+  figure                                   now   20d58ce   a35952c
+  clean text MB/s                          8.09     5.97     12.9
+  dense text MB/s                          0.49     0.43     0.85
+  10 MB dense, one call (s)                18.4     28.6
+  one call / pieces                        1.18     1.65
+  import + first short redact, CPU ms      12.3     82.0     58.5
+  request 6 KB (no keyword / keywords) µs   497/848  771/1231
+  title / command µs per call             6.1/2.6   5.9/2.5
+
 Floor: 0.5 MB/s on 1 MB texts; target: every pathological case under 2 s (tests assert 2 s wall).
 Per call, a brief redacts every command, path and step of a session (a Codex brief: ~9,300 commands), so
 short texts that hold nothing secret-like must cost a few microseconds, not a hundred.

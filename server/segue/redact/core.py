@@ -16,6 +16,7 @@ from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _W
 from segue.redact.index import (
     _GATED_RE,
     _SHAPE_INDEXED,
+    _SHAPE_RULES,
     _SPLIT_AT,
     _WHOLE_RULES,
     _gate_search,
@@ -220,11 +221,14 @@ class Redactor:
             else:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
-        for i, rule in _SHAPE_INDEXED:  # linear scans, tried only where their gate opens
-            # short texts: the whole gate in one search (a call per branch costs more than the scan saves)
-            if len(text) >= 16 and (rule.gate is None or (rule.gate.search(text) if len(text) < _SPLIT_AT
-                                                          else _gate_search(i, text))):
-                found += _run(rule, text, 0)
+        if len(text) < _SPLIT_AT:  # linear scans, tried only where their gate opens
+            for rule in _SHAPE_RULES:  # short texts: the whole gate in one search (a call per branch costs more)
+                if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
+                    found += _run(rule, text, 0)
+        else:
+            for i, rule in _SHAPE_INDEXED:
+                if rule.gate is None or _gate_search(i, text):
+                    found += _run(rule, text, 0)
         if not found:
             return found
         return _drop_protected(text, _merge(found))

@@ -40,16 +40,45 @@ class LazyPattern:
         if p is None:
             p = re.compile(self.pattern, self._given)
             self.__dict__["_compiled"] = p
-            for name in _METHODS:
+            for name in _METHODS:  # instance attributes win over the methods below: later calls go straight to sre
                 self.__dict__[name] = getattr(p, name)
-            self.__dict__["groupindex"] = p.groupindex
-            self.__dict__["groups"] = p.groups
         return p
 
-    def __getattr__(self, name: str) -> Any:  # only for names not yet on the instance: compile, then look up
-        if name.startswith("__") or name in ("_compiled", "_given"):
-            raise AttributeError(name)
-        return getattr(self.compiled, name)
+    # the first call of each compiles (no __getattr__: it would slow every attribute lookup down)
+    def match(self, *args: Any) -> Any:
+        return self.compiled.match(*args)
+
+    def search(self, *args: Any) -> Any:
+        return self.compiled.search(*args)
+
+    def fullmatch(self, *args: Any) -> Any:
+        return self.compiled.fullmatch(*args)
+
+    def finditer(self, *args: Any) -> Any:
+        return self.compiled.finditer(*args)
+
+    def findall(self, *args: Any) -> Any:
+        return self.compiled.findall(*args)
+
+    def sub(self, *args: Any) -> Any:
+        return self.compiled.sub(*args)
+
+    def subn(self, *args: Any) -> Any:
+        return self.compiled.subn(*args)
+
+    def split(self, *args: Any) -> Any:
+        return self.compiled.split(*args)
+
+    def scanner(self, *args: Any) -> Any:
+        return self.compiled.scanner(*args)
+
+    @property
+    def groupindex(self) -> Any:
+        return self.compiled.groupindex
+
+    @property
+    def groups(self) -> int:
+        return self.compiled.groups
 
     def __repr__(self) -> str:
         return f"LazyPattern({self.pattern!r}, {self._given})"
