@@ -2,8 +2,11 @@
 text, excerpts of huge blocks, pathological lines.
 
 Run: ``PYTHONPATH=server .venv/bin/python -m bench.bench_redact`` (a table; ``--json`` for JSON;
-``--only TEXT`` runs the cases whose name holds TEXT; ``--baseline FILE`` also times another copy of
-redact.py, e.g. one written by ``git show <commit>:server/segue/redact.py``, and prints the speed-up;
+``--only TEXT`` runs the cases whose name holds TEXT; ``--baseline REF`` also times another redactor (a
+redact.py file, a package directory, or ``git:<commit>``: that commit's package, or its redact.py before the
+split), interleaved in the same process, and prints the speed-up;
+``--same-as REF`` checks that REF (as ``--baseline``) gives the same output on every text the bench uses;
+``--import`` times the redactor's import + first short redact in fresh processes (target 15 ms CPU);
 ``--issue12`` adds redactions per 10 MB of clean text (the standard library), MB/s on clean and dense text and
 one call on ``--linear-mb`` MB (default 10) of dense text against the same text in 1.2 KB pieces).
 
@@ -39,6 +42,19 @@ one run on the shared VM:
 The generic shape rules cost throughput (about 0.6x on clean and dense text, 0.6-0.8x per short call:
 e.g. a 30-char command 2.3 µs vs 1.6 µs); the pathological cases stay far under their 2 s target.
 
+Speed work without a changed span (branch rspeed), 2026-12-02, CPU time, paired interleaved runs in one process
+on the shared 2-vCPU VM at load 7-9 (``--issue12 --baseline git:20d58ce --same-as git:20d58ce``; same output on
+all 1,878 bench texts; ``--import``; clean/dense also against a35952c, before issue 12's rules):
+
+  figure                                   now   20d58ce   a35952c
+  clean text MB/s                          8.09     5.97     12.9
+  dense text MB/s                          0.49     0.43     0.85
+  10 MB dense, one call (s)                18.4     28.6
+  one call / pieces                        1.18     1.65
+  import + first short redact, CPU ms      12.3     82.0     58.5
+  request 6 KB (no keyword / keywords) µs   497/848  771/1231
+  title / command µs per call             6.1/2.6   5.9/2.5
+
 Floor: 0.5 MB/s on 1 MB texts; target: every pathological case under 2 s (tests assert 2 s wall).
 Per call, a brief redacts every command, path and step of a session (a Codex brief: ~9,300 commands), so
 short texts that hold nothing secret-like must cost a few microseconds, not a hundred.
@@ -46,12 +62,17 @@ short texts that hold nothing secret-like must cost a few microseconds, not a hu
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
+import os
 import random
+import re
 import statistics
 import string
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from types import ModuleType
@@ -62,6 +83,7 @@ from segue import redact as current
 FLOOR_MB_S = 0.5  # below this a brief of many blocks would feel slow
 PATHOLOGICAL_TARGET_S = 2.0
 SHORT_TARGET_US = 20.0  # keyword-free short texts (titles, commands): per call
+IMPORT_TARGET_MS = 15.0  # issue 16: a listing with one changed session pays the redactor's import
 COMMAND_CAP = 2000  # brief.COMMAND_CAP: commands are quoted through excerpt()
 
 # words with no rule keyword in them (no "key", "token", "pass", "auth", …): the common case
@@ -337,13 +359,125 @@ def issue12(modules: list[ModuleType], linear_mb: float) -> list[list[dict]]:
     return results
 
 
-def _load(path: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("redact_baseline", path)
+def same_output(a: ModuleType, b: ModuleType) -> tuple[int, list[str]]:
+    """Redact every text the bench uses (clean source, dense text, its cases, the short cases) with both
+    modules, one Redactor per file as the figures do: (texts compared, names of those that differ)."""
+    texts = [(f"clean #{i}", t) for i, t in enumerate(_clean_text())]
+    texts += [("dense 1 MB", _dense_text(1_000_000))] + [(n, t) for n, (_, t) in cases().items()]
+    texts += [(f"{n} #{i}", t) for n, (_, ts) in short_cases().items() for i, t in enumerate(ts[:300])]
+    ra, rb = a.Redactor(environ={}), b.Redactor(environ={})
+    differ = [name for name, t in texts if ra.scoped().redact(t) != rb.scoped().redact(t)
+              or ra.excerpt(t, 4000, "tail") != rb.excerpt(t, 4000, "tail")]
+    return len(texts), differ
+
+
+def _load(ref: str) -> ModuleType:
+    """A baseline redactor: a single-module redact.py (a file), a package directory, or ``git:<commit>`` (the
+    package server/segue/redact of that commit, or its redact.py before the split). A package is copied under
+    a private name with its ``segue.redact`` imports renamed, so both versions live in one process and are
+    timed in interleaved runs."""
+    if ref.startswith("git:"):
+        return _load_commit(ref[4:])
+    if os.path.isdir(ref):
+        return _load_package(ref, "redact_baseline")
+    spec = importlib.util.spec_from_file_location("redact_baseline", ref)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
+
+
+def _load_commit(commit: str) -> ModuleType:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tmp = tempfile.mkdtemp(prefix="segue-bench-redact-")
+    names = subprocess.run(["git", "-C", root, "ls-tree", "--name-only", f"{commit}:server/segue/redact"],
+                           capture_output=True, text=True)
+    if names.returncode == 0:
+        pkg = os.path.join(tmp, "redact")
+        os.mkdir(pkg)
+        for name in names.stdout.split():
+            if name.endswith(".py"):
+                src = subprocess.run(["git", "-C", root, "show", f"{commit}:server/segue/redact/{name}"],
+                                     capture_output=True, text=True, check=True).stdout
+                with open(os.path.join(pkg, name), "w", encoding="utf-8") as f:
+                    f.write(src)
+        return _load_package(pkg, f"redact_{commit[:12]}")
+    src = subprocess.run(["git", "-C", root, "show", f"{commit}:server/segue/redact.py"],
+                         capture_output=True, text=True, check=True).stdout
+    path = os.path.join(tmp, "redact.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(src)
+    return _load(path)
+
+
+def _load_package(src_dir: str, name: str) -> ModuleType:
+    tmp = tempfile.mkdtemp(prefix="segue-bench-redact-")
+    dst = os.path.join(tmp, name)
+    os.mkdir(dst)
+    for f in os.listdir(src_dir):
+        if f.endswith(".py"):
+            with open(os.path.join(src_dir, f), encoding="utf-8") as fh:
+                code = fh.read()
+            with open(os.path.join(dst, f), "w", encoding="utf-8") as fh:
+                fh.write(re.sub(r"\bsegue\.redact\b", name, code))
+    sys.path.insert(0, tmp)  # a temporary copy: its __pycache__ goes with it
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(tmp)
+
+
+# -- the cost a process pays to load the redactor and redact its first short text (issue 16: a listing with
+# one changed session pays it) ---------------------------------------------------------------------------
+
+_IMPORT_PROBE = """
+import sys, time
+import segue.cli  # what a listing has loaded before it needs the redactor
+t0, c0 = time.perf_counter(), time.process_time()
+if {load!r}:
+    sys.path.insert(0, {path!r})
+    import importlib
+    R = importlib.import_module({name!r})
+else:
+    R = None
+t1 = time.perf_counter()
+if R is not None:
+    R.Redactor(environ={{}}).redact("Fix the flaky retry handler in src/queue/worker.py")
+t2, c2 = time.perf_counter(), time.process_time()
+print(t1 - t0, t2 - t0, c2 - c0)
+"""
+
+
+def import_cost(runs: int = 15, baseline: str | None = None) -> list[dict]:
+    """Median wall and CPU ms of ``import segue.redact`` + one short redact in a fresh process that has loaded
+    segue.cli, beside a floor (the same process without the redactor) and, given, a baseline package."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    server = os.path.join(root, "server")
+    variants = [("floor", False, "", ""), ("now", True, server, "segue.redact")]
+    if baseline is not None:
+        mod = _load(baseline)
+        variants.append(("baseline", True, os.path.dirname(os.path.dirname(mod.__file__ or "")), mod.__name__))
+    times: dict[str, list[tuple[float, float, float]]] = {v[0]: [] for v in variants}
+    # with bytecode, as an installed Segue runs, kept in a temporary cache (never __pycache__ in the checkout)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=server, PYTHONPYCACHEPREFIX=tempfile.mkdtemp(prefix="segue-bench-pyc-"))
+    for i in range(runs + 1):  # interleaved; the first round only warms the page cache and bytecode
+        for label, load, path, name in variants:
+            code = _IMPORT_PROBE.format(load=load, path=path, name=name)
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+            imp, total, cpu = map(float, out.stdout.split())
+            if i:
+                times[label].append((imp, total, cpu))
+    rows = []
+    floor_cpu = statistics.median(t[2] for t in times["floor"])
+    for label, *_ in variants:
+        ts = times[label]
+        rows.append({"case": label, "import_ms": round(statistics.median(t[0] for t in ts) * 1e3, 1),
+                     "import_and_first_ms": round(statistics.median(t[1] for t in ts) * 1e3, 1),
+                     "cpu_ms": round(statistics.median(t[2] for t in ts) * 1e3, 1),
+                     "cpu_over_floor_ms": round((statistics.median(t[2] for t in ts) - floor_cpu) * 1e3, 1)})
+    return rows
 
 
 def main(argv: list[str]) -> int:
@@ -376,6 +510,25 @@ def main(argv: list[str]) -> int:
     verdict = "met" if ok else "MISSED"
     print(f"floor {FLOOR_MB_S} MB/s on 1 MB texts, pathological < {PATHOLOGICAL_TARGET_S} s, "
           f"keyword-free titles and commands < {SHORT_TARGET_US:.0f} µs: {verdict}")
+    if "--same-as" in argv:
+        other = _load(argv[argv.index("--same-as") + 1])
+        checked, differ = same_output(current, other)
+        print(f"\nsame output as {argv[argv.index('--same-as') + 1]}: {checked - len(differ)} of {checked} texts")
+        for name in differ[:10]:
+            print("  differs:", name)
+        ok = ok and not differ
+    if "--import" in argv:
+        base_ref = argv[argv.index("--baseline") + 1] if "--baseline" in argv else None
+        rows = import_cost(baseline=base_ref)
+        print(f"\n{'import + first short redact':28s} {'import ms':>10s} {'+ redact ms':>12s} {'CPU ms':>8s} "
+              f"{'CPU - floor':>12s}")
+        for x in rows:
+            print(f"{x['case']:28s} {x['import_ms']:>10.1f} {x['import_and_first_ms']:>12.1f} {x['cpu_ms']:>8.1f} "
+                  f"{x['cpu_over_floor_ms']:>12.1f}")
+        import_ok = rows[1]["cpu_over_floor_ms"] <= IMPORT_TARGET_MS
+        print(f"redactor import + first short redact <= {IMPORT_TARGET_MS:.0f} ms CPU over the floor: "
+              f"{'met' if import_ok else 'MISSED'}")
+        ok = ok and import_ok
     if "--issue12" in argv:
         linear_mb = float(argv[argv.index("--linear-mb") + 1]) if "--linear-mb" in argv else 10.0
         rows = issue12(modules, linear_mb)

@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import base64
 import bisect
+import operator
 import os
 import re
-import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from segue.redact import decode, generic
 from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
-from segue.redact.index import _GATED_RE, _SHAPE_RULES, _WHOLE_RULES, _has_keyword, _lower, _run, _scan, _windows
+from segue.redact.index import (
+    _GATED_RE,
+    _SHAPE_INDEXED,
+    _SHAPE_RULES,
+    _SPLIT_AT,
+    _WHOLE_RULES,
+    _gate_search,
+    _has_keyword,
+    _lower,
+    _run,
+    _scan,
+    _windows,
+)
 from segue.redact.keyblocks import _extend_back_over_key_block, _extend_over_key_blocks, _orphan_key_tail
 
 # ---------------------------------------------------------------------------------------------
@@ -32,6 +44,8 @@ def _encodings(value: str) -> set[str]:
         if len(core) >= _MIN_EXACT:
             forms.add(core)
             forms.add(core.replace("+", "-").replace("/", "_"))
+    import urllib.parse  # only where exact values are known (~3 ms of import otherwise)
+
     for q in (urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
         forms.add(q)
     return {f for f in forms if len(f) >= _MIN_EXACT}
@@ -166,7 +180,7 @@ class Redactor:
         for view in decode.views(text):  # percent-encoded, JSON-escaped, split across quoted pieces
             more = decode.mapped(self._rule_spans(view[1]), view)
             if more:
-                spans = _merge([*spans, *more])
+                spans = _merge_into(spans, more)
         if not spans and not self._learned:  # the common case
             return spans
         new = {text[a:b] for a, b, rid in spans if b - a >= _MIN_LEARNED and rid not in _NOT_LEARNED}
@@ -207,9 +221,14 @@ class Redactor:
             else:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
-        for rule in _SHAPE_RULES:  # linear scans, tried only where their gate opens
-            if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
-                found += _run(rule, text, 0)
+        if len(text) < _SPLIT_AT:  # linear scans, tried only where their gate opens
+            for rule in _SHAPE_RULES:  # short texts: the whole gate in one search (a call per branch costs more)
+                if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
+                    found += _run(rule, text, 0)
+        else:
+            for i, rule in _SHAPE_INDEXED:
+                if rule.gate is None or _gate_search(i, text):
+                    found += _run(rule, text, 0)
         if not found:
             return found
         return _drop_protected(text, _merge(found))
@@ -272,16 +291,35 @@ def _drop_protected(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[
     return out
 
 
+_START, _END = operator.itemgetter(0), operator.itemgetter(1)
+
+
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Union of overlapping spans; the first rule (by position, then table order) names it."""
     out: list[tuple[int, int, str]] = []
-    for a, b, rid in sorted(spans, key=lambda s: (s[0], -s[1])):
+    # by start, then longest first, ties in the given order: two stable sorts on C keys (a lambda building a
+    # tuple per span costs several times more on texts with thousands of spans)
+    ordered = sorted(spans, key=_END, reverse=True)
+    ordered.sort(key=_START)
+    for a, b, rid in ordered:
         if out and a < out[-1][1]:
             pa, pb, prid = out[-1]
             out[-1] = (pa, max(pb, b), prid)
         else:
             out.append((a, b, rid))
     return out
+
+
+def _merge_into(spans: list[tuple[int, int, str]], more: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``_merge([*spans, *more])`` where ``spans`` is already merged (each starts at or after the previous
+    one's end): only the spans ``more`` can touch are merged again, so a text with many decoded views does not
+    sort and walk all of its spans once per view. Spans ending before ``more`` begins, or starting after it
+    ends, sort strictly before or after every span of the middle and never overlap it."""
+    lo = min(a for a, _, _ in more)
+    hi = max(b for _, b, _ in more)
+    i = bisect.bisect_left(spans, lo, key=_END)  # the first span ending at or after lo (ends are sorted too)
+    j = bisect.bisect_right(spans, hi, i, key=_START)  # the first span starting after hi
+    return [*spans[:i], *_merge([*spans[i:j], *more]), *spans[j:]]
 
 
 def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:

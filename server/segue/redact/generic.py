@@ -11,23 +11,26 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import itertools
+import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
+from segue.redact.lazy import LazyPattern
 
 Span = tuple[int, int, str]
 
-_RUN16 = re.compile(r"[A-Za-z0-9]{16}")
+_RUN16 = LazyPattern(r"[A-Za-z0-9]{16}")
 # "=" ends a token (key=value) except as base64 padding, which is taken after the run
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _MAX_TOKEN = 2000
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_HEX_RE = re.compile(r"[0-9a-f]+|[0-9A-F]+")
-_PIECES_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_PREFIX_PART_RE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,15}")
-_SUB_PART_RE = re.compile(r"[A-Za-z0-9]{1,12}")
+_UUID_RE = LazyPattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX_RE = LazyPattern(r"[0-9a-f]+|[0-9A-F]+")
+_PIECES_RE = LazyPattern(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_PREFIX_PART_RE = LazyPattern(r"[A-Za-z][A-Za-z0-9]{0,15}")
+_SUB_PART_RE = LazyPattern(r"[A-Za-z0-9]{1,12}")
 # prefixes of ids, digests and names that are random but not secret (API object ids, hashes, build ids)
 _ID_PREFIXES = frozenset({
     "msg", "toolu", "req", "request", "call", "chatcmpl", "run", "thread", "asst", "batch", "evt", "event", "cus",
@@ -38,13 +41,22 @@ _ID_PREFIXES = frozenset({
     "ses", "prt", "per", "pty", "wrk", "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
     "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
 })
-_DIGEST_BEFORE_RE = re.compile(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
+_DIGEST_BEFORE_RE = LazyPattern(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
                                r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
+
+
+_SUCCESSOR = bytes(range(1, 256)) + b"\0"
 
 
 def _alphabet(body: str) -> bool:
     """"abcdef…", "0123456789…": a character set written out, not a random draw."""
-    steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
+    if body.isascii() and len(body) > 1:  # the same count without a Python step per character
+        raw = body.encode("ascii")
+        # a zero byte where the next character is this one's successor (ASCII: 127's successor is no character)
+        diff = int.from_bytes(raw[1:], "big") ^ int.from_bytes(raw[:-1].translate(_SUCCESSOR), "big")
+        steps = diff.to_bytes(len(raw) - 1, "big").count(0)
+    else:
+        steps = sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body))
     return steps >= len(body) // 2
 
 
@@ -57,12 +69,10 @@ def random_body(body: str, min_len: int = 16) -> bool:
         return False
     if _UUID_RE.fullmatch(body):
         return False
-    digit = any(c.isdigit() for c in body)
-    upper = any(c.isupper() for c in body)
-    lower = any(c.islower() for c in body)
+    digit, upper, lower = _kinds(body)
     if not ((digit and (upper or lower)) or (upper and lower)):
         return False
-    alnum = "".join(c for c in body if c.isalnum())
+    alnum = _alnum_only(body)
     if _HEX_RE.fullmatch(alnum):
         return len(alnum) >= 24 and shannon(alnum) >= 3.0  # shorter hex: instance, commit and object ids
     if shannon(body) < (3.3 if len(body) < 24 else 3.6):
@@ -70,7 +80,19 @@ def random_body(body: str, min_len: int = 16) -> bool:
     return not _wordy(body)
 
 
-_CONSONANTS_RE = re.compile(r"[b-df-hj-np-tv-xz]{5,}", re.I)
+def _kinds(body: str) -> tuple[bool, bool, bool]:
+    """Does ``body`` hold a digit, an upper-case, a lower-case character? (tested once per distinct character)"""
+    chars = set(body)
+    return any(c.isdigit() for c in chars), any(c.isupper() for c in chars), any(c.islower() for c in chars)
+
+
+def _alnum_only(body: str) -> str:
+    """``body`` without its characters that are not alphanumeric."""
+    drop = [c for c in set(body) if not c.isalnum()]
+    return body.translate(dict.fromkeys(map(ord, drop))) if drop else body
+
+
+_CONSONANTS_RE = LazyPattern(r"[b-df-hj-np-tv-xz]{5,}", re.I)
 
 
 def _wordy(body: str) -> bool:
@@ -102,9 +124,12 @@ def _named_secret_prefix(parts: list[str]) -> bool:
     return any(p.lower() in _SECRET_PREFIX_WORDS for p in parts)
 
 
+_SEP_RE = LazyPattern(r"[_.-]")
+
+
 def _prefixed(seg: str) -> bool:
     """prefix[_.-]sub[_.-]sub[_.-]body with a short alphanumeric prefix, up to two sub-prefixes."""
-    seps = [i for i, c in enumerate(seg) if c in "_.-"][:3]
+    seps = [m.start() for m in itertools.islice(_SEP_RE.finditer(seg), 3)]  # the first three, not all
     for k, cut in enumerate(seps):
         parts = re.split(r"[_.-]", seg[:cut])
         if len(parts) != k + 1 or not _PREFIX_PART_RE.fullmatch(parts[0]):
@@ -125,7 +150,7 @@ def _prefixed(seg: str) -> bool:
 
 # an upper-case prefix glued to a hex body (EZAK3f…, ATTA9c…): the prefix lowers the run's entropy below
 # _bare's limit, so the body is judged as the hex run it is
-_GLUED_HEX_RE = re.compile(r"([A-Z][A-Za-z]{1,7})([0-9a-f]{32,}|[0-9A-F]{32,})")
+_GLUED_HEX_RE = LazyPattern(r"([A-Z][A-Za-z]{1,7})([0-9a-f]{32,}|[0-9A-F]{32,})")
 
 
 def _glued_hex(seg: str) -> bool:
@@ -170,9 +195,9 @@ def _b64decode(run: str) -> bytes | None:
         return None
 
 
-_JWK_PRIVATE_RE = re.compile(r'"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{16,}')
-_PEM_RE = re.compile(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY")
-_B64_RUN_RE = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
+_JWK_PRIVATE_RE = LazyPattern(r'"(?:d|p|q|dp|dq|qi|k)"\s*:\s*"[A-Za-z0-9_-]{16,}')
+_PEM_RE = LazyPattern(r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY")
+_B64_RUN_RE = LazyPattern(r"[A-Za-z0-9+/_-]{32,}={0,2}")
 
 # the other rules, run on decoded text (set by the index module, which imports this one)
 decoded_scan: Callable[[str], bool] | None = None
@@ -192,14 +217,37 @@ def _encoded_secret(run: str) -> bool:
     return decoded_scan is not None and decoded_scan(text)
 
 
-_PUBLIC_BLOCK_RE = re.compile(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
+_PUBLIC_BLOCK_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
                               r"[\s\S]{0,65536}?(?:-----END [A-Z0-9 ]{0,60}-----|\Z)")
-_PUBLIC_NAME_RE = re.compile(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
+_PUBLIC_NAME_RE = LazyPattern(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
                              r"public[A-Z]?\w{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z")
-_SSH_PUBLIC_BEFORE_RE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}"
+_SSH_PUBLIC_BEFORE_RE = LazyPattern(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d{3}"
                                    r"|sk-(?:ssh|ecdsa)-[\w@.-]{1,40})(?:-cert-v01@openssh\.com)?[ \t]{1,4}\Z")
 # a long random path segment is a secret where the URL is a hook or an API, not a document or image id
-_SECRET_PATH_RE = re.compile(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
+_SECRET_PATH_RE = LazyPattern(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
+
+
+# the 16-alphanumeric scan: sre tries the charset-first _RUN16 at every position (~15 ns a character, the most
+# of what clean text costs here); the same matches come from the text mapped to a two-letter alphabet
+# (alphanumerics to "a", the rest to " "; non-ASCII characters are never alphanumeric here) and bytes.find
+_ALNUM_TO_A = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
+_A16 = b"a" * 16
+FAST_RUNS = True  # False: _RUN16.finditer itself (the reference; tests/test_redact_equivalence.py compares)
+
+
+def _run16_starts(text: str) -> Iterator[int]:
+    """The starts of _RUN16.finditer(text)'s matches, in order: in each maximal run of alphanumerics that
+    holds 16, its start and every 16 characters after it while 16 remain."""
+    if not FAST_RUNS:
+        yield from (m.start() for m in _RUN16.finditer(text))
+        return
+    mapped = text.encode("ascii", "replace").translate(_ALNUM_TO_A)  # one byte per character, offsets kept
+    p = mapped.find(_A16)
+    while p >= 0:
+        end = mapped.find(b" ", p + 16)
+        end = len(mapped) if end < 0 else end
+        yield from range(p, end - 15, 16)
+        p = mapped.find(_A16, end)
 
 
 def shaped_tokens(text: str) -> list[Span]:
@@ -209,14 +257,14 @@ def shaped_tokens(text: str) -> list[Span]:
     public = ([m.span() for m in _PUBLIC_BLOCK_RE.finditer(text)]
               if "-----BEGIN " in text and ("PUBLIC" in text or "CERTIFICATE" in text) else [])
     n = len(text)
-    for m in _RUN16.finditer(text):
-        if m.start() < covered:
+    for start in _run16_starts(text):
+        if start < covered:
             continue
-        a = m.start()
+        a = start
         lo = max(0, a - _MAX_TOKEN)
         while a > lo and text[a - 1] in _TOKEN_CHARS:
             a -= 1
-        b = m.end()
+        b = start + 16
         hi = min(n, b + _MAX_TOKEN)
         while b < hi and text[b] in _TOKEN_CHARS:
             b += 1
@@ -227,7 +275,7 @@ def shaped_tokens(text: str) -> list[Span]:
         url = text.startswith("//", a) and text[a - 1 : a] == ":"
         while a < b and text[a] in "_.~+/-":
             a += 1
-        if public and any(pa <= a < pb for pa, pb in public):
+        if public and _inside(public, a):
             continue
         if text.startswith("AAAA", a) and _SSH_PUBLIC_BEFORE_RE.search(text, max(0, a - 60), a):
             continue  # an OpenSSH public key (ssh-ed25519 AAAAC3…)
@@ -237,6 +285,16 @@ def shaped_tokens(text: str) -> list[Span]:
         if span is not None:
             out.append(span)
     return out
+
+
+def _inside(blocks: list[tuple[int, int]], a: int) -> bool:
+    """Is ``a`` inside one of ``blocks`` (finditer's spans: sorted, none overlapping)? As
+    ``any(pa <= a < pb for pa, pb in blocks)``, without walking all of them for every token."""
+    i = bisect.bisect_right(blocks, a, key=_FIRST) - 1
+    return i >= 0 and a < blocks[i][1]
+
+
+_FIRST = operator.itemgetter(0)
 
 
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
@@ -265,8 +323,8 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
 # quoted high-entropy literals assigned to any key (issue 12, item 5): only inside an assignment or a
 # JSON/YAML pair, never in free text; ids, hashes, digests, paths, names and versions are left alone
 # one scan per quote character (literal first: sre skips to it; a [\"'`] class first costs several times more)
-_QUOTED_RES = tuple(re.compile(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for q in "\"'`")
-_ASSIGN_BEFORE_RE = re.compile(
+_QUOTED_RES = tuple(LazyPattern(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for q in "\"'`")
+_ASSIGN_BEFORE_RE = LazyPattern(
     r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
     r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
     r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}\Z")
@@ -315,10 +373,10 @@ def quoted_literals(text: str) -> list[Span]:
 # tokens the 16-alphanumeric scan cannot see: a body of 12-15 characters after a prefix that names a
 # credential (rzp_live_…), or a UUID body after one (access-production-<uuid>, api-<uuid>)
 _TOKEN_STR = "".join(sorted(_TOKEN_CHARS - {"+", "/", "~"}))
-_SHORT_BODY_RE = re.compile(r"[A-Za-z0-9]{12,15}(?![A-Za-z0-9_.~+/=-])")
+_SHORT_BODY_RE = LazyPattern(r"[A-Za-z0-9]{12,15}(?![A-Za-z0-9_.~+/=-])")
 SHORT_MARKS = ("live_", "live-", "prod_", "prod-", "sbox_", "sandbox_", "secret_", "secret-", "sk_", "sk-", "rk_",
                "pat_", "tkn_", "oat_")
-_UUID_TAIL_RE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_.~+/=-])")
+_UUID_TAIL_RE = LazyPattern(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_.~+/=-])")
 _HEX8 = frozenset("0123456789abcdefABCDEF")
 
 
@@ -362,9 +420,9 @@ def prefixed_uuids(text: str) -> list[Span]:
 
 # the secret's name is found with str.find (a literal scan), then what comes before it is checked
 _AS_PW_WORDS = ("passw", "passphrase", "pw", "secret", "token", "api")
-_AS_BEFORE_RE = re.compile(r"[ \t](?:as|is|for)[ \t]{1,16}(?:(?:the|my|your|our)[ \t]{1,16})?\Z")
-_AS_WORD_RE = re.compile(r"(?:password|passwd|passphrase|pw|pwd|secret|token|api[ _-]?key)(?![a-z])")
-_VALUE_BEFORE_RE = re.compile(r"(?:\"(?P<d>[^\"\n]{4,200})\"|'(?P<q>[^'\n]{4,200})'|(?<![\w-])use[ \t]{1,16}"
+_AS_BEFORE_RE = LazyPattern(r"[ \t](?:as|is|for)[ \t]{1,16}(?:(?:the|my|your|our)[ \t]{1,16})?\Z")
+_AS_WORD_RE = LazyPattern(r"(?:password|passwd|passphrase|pw|pwd|secret|token|api[ _-]?key)(?![a-z])")
+_VALUE_BEFORE_RE = LazyPattern(r"(?:\"(?P<d>[^\"\n]{4,200})\"|'(?P<q>[^'\n]{4,200})'|(?<![\w-])use[ \t]{1,16}"
                               r"(?P<b>[^\s\"'`]{4,200}))[ \t]{1,16}\Z", re.I)
 
 
@@ -403,9 +461,9 @@ def prose_as(text: str) -> list[Span]:
     return out
 
 
-_K8S_SECRET_RE = re.compile(r"(?im)^[ \t]{0,40}kind:[ \t]{0,16}[\"']?secret[\"']?[ \t]*$")
-_K8S_DATA_RE = re.compile(r"(?m)^(?P<ind>[ \t]{0,40})(?:data|stringData):[ \t]*\n")
-_K8S_ITEM_RE = re.compile(r"(?P<ind>[ \t]{1,40})[\w.-]{1,253}:[ \t]{1,16}(?P<s>[\"']?[^\s\"'#][^\n\"']{0,8000})")
+_K8S_SECRET_RE = LazyPattern(r"(?im)^[ \t]{0,40}kind:[ \t]{0,16}[\"']?secret[\"']?[ \t]*$")
+_K8S_DATA_RE = LazyPattern(r"(?m)^(?P<ind>[ \t]{0,40})(?:data|stringData):[ \t]*\n")
+_K8S_ITEM_RE = LazyPattern(r"(?P<ind>[ \t]{1,40})[\w.-]{1,253}:[ \t]{1,16}(?P<s>[\"']?[^\s\"'#][^\n\"']{0,8000})")
 
 
 def k8s_secret_values(text: str) -> list[Span]:

@@ -4,10 +4,11 @@ that occur, gates and start positions narrow where a rule is tried; none of it c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
+from segue.redact.lazy import LazyPattern
 from segue.redact.rules import RULES, Rule, Starts
 
 # ---------------------------------------------------------------------------------------------
@@ -34,27 +35,89 @@ def _trie(words: list[str]) -> str:
 # case-insensitive anchors are scanned in the lower-cased text; those that are a list of words are
 # cut down to the words a window holds (same order, so the same hits): one or two words share a
 # literal prefix, which sre skips to, where eight words make it try every position
-_LOWER_ANCHORS = {r.anchor: re.compile(r.anchor.pattern.replace("(?i)", "")) for r in RULES
+_LOWER_ANCHORS = {r.anchor: LazyPattern(r.anchor.pattern.replace("(?i)", "")) for r in RULES
                   if r.anchor is not None and r.anchor.flags & re.I}
 _ANCHOR_WORDS = {a: tuple(low.pattern.split("|")) for a, low in _LOWER_ANCHORS.items()
                  if re.fullmatch(r"[\w ]+(?:\|[\w ]+)*", low.pattern)}
 _KEYWORDS = sorted({k for rule in RULES for k in rule.keywords} | {w for ws in _ANCHOR_WORDS.values() for w in ws})
-_KEYWORD_RE = re.compile(_trie(_KEYWORDS))
+# the trie of all keywords, for short texts; built after the first _EAGER_CALLS of them, which test every
+# keyword by substring instead (~6 µs a call): a process that redacts a title or two never builds it (~4 ms)
+_EAGER_CALLS = 64
+_KEYWORD_RE: list[re.Pattern[str]] = []  # [the trie], once built
+_short_calls = [0]
+
+
+def _keyword_trie() -> re.Pattern[str] | None:
+    """The trie of all keywords, or None while short texts are still few enough to test by substring."""
+    if _KEYWORD_RE:
+        return _KEYWORD_RE[0]
+    _short_calls[0] += 1
+    if _short_calls[0] <= _EAGER_CALLS:
+        return None
+    _KEYWORD_RE.append(re.compile(_trie(_KEYWORDS)))
+    return _KEYWORD_RE[0]
+
+
 # sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
 # skips to a literal first character in ~1 ns: past a few hundred characters one trie per first
-# character (~26 calls) is cheaper than one trie for all
+# character (~26 calls) is cheaper than one trie for all (compiled on first use: short texts never need them)
 _SPLIT_AT = 400
-_KEYWORD_GROUPS = tuple(re.compile(_trie([k for k in _KEYWORDS if k[0] == c]))
-                        for c in sorted({k[0] for k in _KEYWORDS}))
+# Each group reports, at every occurrence of its first character, the longest keyword starting there (the
+# rest of the keyword is captured in a look-ahead, so the match consumes one character and no occurrence is
+# hidden inside another: every keyword present is reported or lies inside a reported one, see _INNER).
+_KEYWORD_GROUPS: list[tuple[str, re.Pattern[str]]] = []
+
+
+def _keyword_groups() -> list[tuple[str, re.Pattern[str]]]:
+    if not _KEYWORD_GROUPS:
+        for c in sorted({k[0] for k in _KEYWORDS}):
+            tails = [k[1:] for k in _KEYWORDS if k[0] == c and len(k) > 1]
+            single = c in _KEYWORDS  # a one-character keyword: the tail may be empty
+            rest = f"(?=({_trie(tails)}){'?' if single else ''})" if tails else "()"
+            _KEYWORD_GROUPS.append((c, re.compile(re.escape(c) + rest)))
+    return _KEYWORD_GROUPS
+
+
+_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _k in _KEYWORDS:
+    _BY_FIRST[_k[0]] = (*_BY_FIRST.get(_k[0], ()), _k)
+del _k
+
+
 # findall() reports non-overlapping matches: a keyword inside a match, or one that starts inside
-# a match and runs past its end, is not reported, so derive the first and look the second up
-_INNER = {k: tuple(o for o in _KEYWORDS if o != k and o in k) for k in _KEYWORDS}
-_STRADDLING = {
-    k: tuple(o for o in _KEYWORDS if any(len(o) > len(k) - i and o.startswith(k[i:]) for i in range(len(k))))
-    for k in _KEYWORDS
-}
-_KEYWORD_RULES = {k: frozenset(i for i, r in enumerate(RULES) if k in r.keywords and not r.whole_text)
-                  for k in _KEYWORDS}
+# a match and runs past its end, is not reported, so derive the first and look the second up.
+# Both tables are filled per keyword when first needed (all of them at once cost ~45 ms of import).
+class _PerKeyword(dict[str, tuple[str, ...]]):
+    def __init__(self, fill: Callable[[str], tuple[str, ...]]) -> None:
+        super().__init__()
+        self._fill = fill
+
+    def __missing__(self, k: str) -> tuple[str, ...]:
+        v = self[k] = self._fill(k)
+        return v
+
+
+def _inner_of(k: str) -> tuple[str, ...]:
+    """The other keywords that occur inside ``k``."""
+    return tuple(o for o in _KEYWORDS if o != k and o in k)
+
+
+def _straddling_of(k: str) -> tuple[str, ...]:
+    """The keywords that start inside ``k`` and run past its end (or start where it does and are longer)."""
+    hits = {o for i in range(len(k)) for o in _BY_FIRST.get(k[i], ()) if len(o) > len(k) - i and o.startswith(k[i:])}
+    return tuple(o for o in _KEYWORDS if o in hits)
+
+
+_INNER = _PerKeyword(_inner_of)
+_STRADDLING = _PerKeyword(_straddling_of)
+# the keywords a long text's report implies (it and the keywords inside its keywords), per reported set
+_INNER_CLOSED: dict[frozenset[str], frozenset[str]] = {}
+_KEYWORD_RULES: dict[str, frozenset[int]] = dict.fromkeys(_KEYWORDS, frozenset())
+for _i, _r in enumerate(RULES):  # one pass over the table (a keyword x rule product costs ~2 ms of import)
+    if not _r.whole_text:
+        for _k in set(_r.keywords):
+            _KEYWORD_RULES[_k] = _KEYWORD_RULES[_k] | {_i}
+del _i, _r, _k
 _WHOLE_RULES = tuple(r for r in RULES if r.whole_text and r.keywords)
 # whole-text rules with no keyword judge token shapes in one linear scan of their own (generic.py)
 _SHAPE_RULES = tuple(r for r in RULES if r.whole_text and not r.keywords)
@@ -84,15 +147,81 @@ def _branches(pattern: str) -> list[str]:
     return [*out, cur]
 
 
+_PLAIN_CLASS_CHARS = frozenset("\"'`?&;:!=#@%,<>|/")
+_QUANTIFIERS = ("?", "*", "+", "{")
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index of the ")" that closes the group opened at ``start`` (-1 if none)."""
+    depth, esc, in_class = 0, False, False
+    for i in range(start, len(pattern)):
+        c = pattern[i]
+        if esc:
+            esc = False
+        elif c == "\\":
+            esc = True
+        elif in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _literal_first(branch: str) -> list[str]:
+    """``branch`` as alternatives that each start with a literal, where it starts with a class of a few plain
+    characters (``["']…``) or a group of alternatives (``(?:KEY|TOKEN)…``): sre skips to a literal first
+    character at ~1 ns a character but tries a charset-first pattern at every position (~15 ns), and a
+    search for (A|B)R finds a match exactly when one for AR or for BR does."""
+    if "(?P" in branch:  # a named group must not be repeated
+        return [branch]
+    if branch.startswith("[") and not branch.startswith(("[^", "[]")):
+        chars, i = [], 1
+        while i < len(branch) and branch[i] != "]":
+            if branch[i] == "\\" and i + 1 < len(branch) and not branch[i + 1].isalnum():
+                i += 1  # an escaped punctuation character stands for itself
+            chars.append(branch[i])
+            i += 1
+        rest = branch[i + 1 :]
+        if (i < len(branch) and 0 < len(chars) <= 6 and set(chars) <= _PLAIN_CLASS_CHARS
+                and not rest.startswith(_QUANTIFIERS)):
+            return [re.escape(c) + rest for c in dict.fromkeys(chars)]
+    if branch.startswith("(?:"):
+        end = _group_end(branch, 0)
+        inner, rest = branch[3:end], branch[end + 1 :]
+        alts = _branches(inner)
+        if end > 0 and len(alts) > 1 and not rest.startswith(_QUANTIFIERS):
+            return [x for a in alts for x in _literal_first(a + rest)]
+    return [branch]
+
+
 # rule index -> (the gate's branches, search them in the lower-cased text?); flags are read once here
 # (RegexFlag arithmetic costs more than a short search)
-_GATES = {i: (tuple(map(re.compile, _branches(r.gate.pattern.replace("(?i)", "")))), bool(r.gate.flags & re.I))
-          for i, r in enumerate(RULES) if r.gate is not None}
+_GATE_BRANCHES = {i: _branches(r.gate.pattern.replace("(?i)", "")) for i, r in enumerate(RULES) if r.gate is not None}
+_GATES = {i: (tuple(LazyPattern(x) for b in bs for x in _literal_first(b)), bool(RULES[i].gate.flags & re.I))  # type: ignore[union-attr]
+          for i, bs in _GATE_BRANCHES.items()}
 
 
 # rules with a gate and no keyword (their gates are (?i)): one search in the lower-cased text tells
 # whether any of them can match
-_GATED_RE = re.compile("|".join(b.pattern for i in sorted(_GATED) for b in _GATES[i][0])) if _GATED else None
+_GATED_RE = re.compile("|".join(b for i in sorted(_GATED) for b in _GATE_BRANCHES[i])) if _GATED else None
+
+
+def _gate_search(i: int, text: str) -> bool:
+    """As ``RULES[i].gate.search(text)``, branch by branch."""
+    branches, on_low = _GATES[i]
+    if on_low:  # its branches are for the lower-cased text
+        return RULES[i].gate.search(text) is not None
+    return any(b.search(text) for b in branches)
+
+
+# the whole-text shape rules with their index in the table (their gates are searched branch by branch)
+_SHAPE_INDEXED = tuple((i, r) for i, r in enumerate(RULES) if r.whole_text and not r.keywords)
 
 
 def _gate_open(i: int, text: str, low: str) -> bool:
@@ -102,16 +231,36 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
-        return _KEYWORD_RE.search(low) is not None
-    return any(p.search(low) for p in _KEYWORD_GROUPS)
+        trie = _KEYWORD_RE[0] if _KEYWORD_RE else _keyword_trie()
+        return any(k in low for k in _KEYWORDS) if trie is None else trie.search(low) is not None
+    return any(p.search(low) for _, p in _KEYWORD_GROUPS or _keyword_groups())
 
 
 def _keywords_in(low: str) -> set[str]:
     """Every keyword that occurs in ``low``."""
-    if len(low) < _SPLIT_AT:
-        found = set(_KEYWORD_RE.findall(low))
-    else:  # a keyword hides only keywords of its own group; the fix-ups below cover both cases
-        found = {k for p in _KEYWORD_GROUPS for k in p.findall(low)}
+    if len(low) >= _SPLIT_AT:  # every keyword present is reported or inside a reported one
+        found: set[str] = set()
+        for c, p in _KEYWORD_GROUPS or _keyword_groups():
+            tails = p.findall(low)
+            if tails:
+                found.update(c + t for t in set(tails))
+        if not found:
+            return found
+        key = frozenset(found)
+        sure = _INNER_CLOSED.get(key)
+        if sure is None:
+            sure = set(found)
+            for k in found:
+                sure.update(_INNER[k])
+            if len(_INNER_CLOSED) >= 4096:  # bounded: a text can report many sets
+                _INNER_CLOSED.clear()
+            sure = _INNER_CLOSED[key] = frozenset(sure)
+        return set(sure)
+    # short texts: one findall of the whole trie (non-overlapping matches), then the fix-ups
+    trie = _KEYWORD_RE[0] if _KEYWORD_RE else _keyword_trie()
+    if trie is None:
+        return {k for k in _KEYWORDS if k in low}
+    found = set(trie.findall(low))
     if not found:
         return found
     present = set(found)
@@ -130,7 +279,7 @@ def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
     for k in present:
         picked |= _KEYWORD_RULES[k]
     found: list[tuple[int, int, str]] = []
-    cache: dict[re.Pattern[str], list[int]] = {}
+    cache: dict[object, list[int]] = {}  # per window: anchor scans, and each word's occurrences (by the word)
     for i in sorted(picked):  # table order: it names merged spans
         if i not in _GATES or _gate_open(i, chunk, low):
             found += _run(RULES[i], chunk, offset, low, cache, present)
@@ -145,11 +294,23 @@ def _occurrences(word: str, low: str) -> Iterable[int]:
         i = low.find(word, i + 1)
 
 
-def _word_hits(words: tuple[str, ...], low: str, present: set[str]) -> list[int]:
+def _occurrences_of(word: str, low: str, cache: dict[object, list[int]] | None) -> list[int] | Iterable[int]:
+    """_occurrences, kept in ``cache`` (one window's): rules and anchors that share a word find it once."""
+    if cache is None:
+        return _occurrences(word, low)
+    hits = cache.get(word)
+    if hits is None:
+        hits = cache[word] = list(_occurrences(word, low))
+    return hits
+
+
+def _word_hits(words: tuple[str, ...], low: str, present: set[str],
+               cache: dict[object, list[int]] | None = None) -> list[int]:
     """Starts of the matches of the alternation ``words`` in ``low`` (leftmost, earlier word first,
     non-overlapping), from one literal search per word that occurs: sre skips straight to a literal
     but tries every position for words that start differently."""
-    hits = sorted((a, i, len(w)) for i, w in enumerate(words) if w in present for a in _occurrences(w, low))
+    hits = sorted((a, i, len(w)) for i, w in enumerate(words) if w in present
+                  for a in _occurrences_of(w, low, cache))
     out, end = [], 0
     for a, _, n in hits:
         if a >= end:  # what the alternation does: at each position the first word, never inside a match
@@ -170,11 +331,12 @@ def _lower(text: str) -> str:
     return low
 
 
-def _start_positions(st: Starts, words: tuple[str, ...], low: str) -> list[int]:
+def _start_positions(st: Starts, words: tuple[str, ...], low: str,
+                     cache: dict[object, list[int]] | None = None) -> list[int]:
     """Where matches can begin (see Starts), in order."""
     out: set[int] = set()
     for w in words:
-        for i in _occurrences(w, low):
+        for i in _occurrences_of(w, low, cache):
             if st.reach:
                 seg = low[max(0, i - st.reach) : i]
                 back = len(seg) if st.over is None else len(seg) - len(seg.rstrip(st.over))
@@ -201,7 +363,7 @@ _IDENT_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.
 
 
 def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
-                       present: set[str] | None = None) -> list[int]:
+                       present: set[str] | None = None, cache: dict[object, list[int]] | None = None) -> list[int]:
     """Start of each identifier that holds an anchor keyword, in order, without repeats
     (``present``: the keywords ``low`` holds, if known)."""
     pat = _LOWER_ANCHORS.get(anchor)
@@ -210,7 +372,7 @@ def _identifier_starts(anchor: re.Pattern[str], text: str, low: str | None,
     if pat is None or low is None or len(low) != len(text):
         hits = (m.start() for m in anchor.finditer(text))
     elif words is not None and present is not None:
-        hits = _word_hits(words, low, present)
+        hits = _word_hits(words, low, present, cache)
     else:
         hits = (m.start() for m in pat.finditer(low))
     out: list[int] = []
@@ -239,31 +401,45 @@ def _anchored(rule: Rule, text: str, starts: list[int]) -> Iterable[re.Match[str
 
 
 def _run(rule: Rule, text: str, offset: int, low: str | None = None,
-         cache: dict[re.Pattern[str], list[int]] | None = None,
+         cache: dict[object, list[int]] | None = None,
          present: set[str] | None = None) -> list[tuple[int, int, str]]:
-    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans."""
+    """Spans of one rule in ``text`` (a window at ``offset``); ``cache`` shares anchor scans and word
+    occurrences between the rules of one window."""
     if rule.finder is not None:
         return [(a + offset, b + offset, rid) for a, b, rid in rule.finder(text)]
     matches: Iterable[re.Match[str]]
     if rule.anchor is not None:
         cache = {} if cache is None else cache
         if rule.anchor not in cache:
-            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present)
+            cache[rule.anchor] = _identifier_starts(rule.anchor, text, low, present, cache)
         matches = _anchored(rule, text, cache[rule.anchor])
     elif rule.starts is not None:
-        low = low if low is not None and len(low) == len(text) else _lower(text)
-        matches = _anchored(rule, text, _start_positions(rule.starts, rule.starts.words or rule.keywords, low))
+        same = low is not None and len(low) == len(text)  # the window's own lower-cased text (and cache)
+        low = low if low is not None and same else _lower(text)
+        words = rule.starts.words or rule.keywords
+        matches = _anchored(rule, text, _start_positions(rule.starts, words, low, cache if same else None))
     else:
         matches = rule.regex.finditer(text)
     out = []
-    for m in matches:
-        a, b = _value_span(m)
+    has_s = "s" in rule.regex.groupindex  # looked up once per rule, not twice per match
+    check, rid = rule.check, rule.id
+    for m in matches:  # _value_span, inlined
+        if has_s and m.start("s") >= 0:
+            a, b = m.span("s")
+            raw = m.group("s")
+            if _quoted(raw):
+                a, b = a + 1, b - 1
+            else:
+                while b > a + 1 and text[b - 1] in ",;":
+                    b -= 1
+        else:
+            a, b = m.span()
+            raw = m.group(0)
         if b <= a:
             continue
-        raw = m.group("s") if "s" in m.re.groupindex and m.start("s") >= 0 else m.group(0)
-        if rule.check is not None and not rule.check(raw, m, text):
+        if check is not None and not check(raw, m, text):
             continue
-        out.append((a + offset, b + offset, rule.id))
+        out.append((a + offset, b + offset, rid))
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from segue.redact.checks import (
     _PW_KEY_WORDS,
@@ -42,6 +43,7 @@ from segue.redact.generic import (
     short_prefixed,
 )
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
+from segue.redact.lazy import LazyPattern
 
 _I = re.I
 
@@ -113,7 +115,8 @@ _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    # compiled on first use (lazy.py): a process that redacts a title uses a handful of the table's patterns
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))
 
 
 

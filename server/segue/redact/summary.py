@@ -4,17 +4,15 @@ when the session is summarised, so the listing cache stores redacted text and a 
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import TYPE_CHECKING
 
-from segue.redact.common import WITHHELD
+from segue.redact.common import WITHHELD, log
 from segue.redact.core import Redactor
 
 if TYPE_CHECKING:
     from segue.model import Session
 
-log = logging.getLogger("segue.redact")
 # Segue's own continuation marker (lineage.MARKER_FORMAT) names a session id, which can look like a token
 # (OpenCode's ses_…): it is kept as is so that links between sessions still resolve
 _HANDOFF_MARKER_RE = re.compile(r"\[segue-handoff v1 from=[a-z]{1,20}:[A-Za-z0-9_.-]{1,200}\]")
