@@ -400,14 +400,17 @@ class SearchIndex:
     def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
                         stats: RefreshStats, redacted_by: str) -> None:
         """Write what `build.prepare` computed, as `_index_session` would have written it."""
-        if sid < 0:
+        if sid < 0:  # a new session: one statement
             sid = -sid
-            con.execute("INSERT INTO sessions(sid, runtime, id, store_path, key, hashes) VALUES (?, ?, ?, ?, '', x'')",
-                        (sid, s.runtime, s.id, s.store_path))
-            old_by, n_old = redacted_by, 0
-        else:
-            old_by, old = con.execute("SELECT redacted_by, hashes FROM sessions WHERE sid = ?", (sid,)).fetchone()
-            n_old = len(old) // 8
+            _insert(con, [((sid << STEP_BITS) + i, text, kind, code) for i, text, kind, code in p.rows])
+            con.execute("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
+                        "key, hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key,
+                         p.hashes, redacted_by))
+            stats.steps_written += len(p.rows)
+            return
+        old_by, old = con.execute("SELECT redacted_by, hashes FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        n_old = len(old) // 8
         base = sid << STEP_BITS
         if p.diverged is not None and n_old:
             con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.diverged, _last(sid)))

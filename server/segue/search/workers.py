@@ -34,6 +34,7 @@ IN_FLIGHT = 2
 _LEN = struct.Struct("<Q")
 
 Task = tuple[int, Any, bytes]  # (position, Session, stored hashes)
+PEAKS_MB: list[float] = []  # each finished worker's peak memory (Linux), for the benchmark
 
 
 def count(environ: Mapping[str, str] | None = None) -> int:
@@ -101,7 +102,22 @@ class _Worker:
         self.held.add(task[0])
         return True
 
+    def peak_mb(self) -> float | None:
+        """The worker's own peak memory (VmHWM; its ru_maxrss would include this process's, from the fork)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
     def stop(self, kill: bool = False) -> None:
+        if not kill:
+            peak = self.peak_mb()
+            if peak is not None:
+                PEAKS_MB.append(peak)
         try:
             if kill:
                 self.proc.kill()
