@@ -1,6 +1,7 @@
 """Search figures on the generated corpus: build time against its floor, memory, warm queries, index size.
 
     python -m bench.bench_search [--cache-dir /tmp/segue-bench] [--sessions-per-runtime 2000] [--runs 7]
+    python -m bench.bench_search --corpus /tmp/segue-bench/n1600-s1-b200-c20-v4 [--build-runs 3]
 
 The corpus is bench/generate.py's (generated once into the cache dir and reused; the 8,000-session default is
 the 1.98 GB home of issue 16). Each figure runs in its own process, as a person or the editor would meet it:
@@ -37,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 QUERIES = ('"the parser"', "migrate middleware", "cargo", "xylophonist")
 
 _FLOOR = r"""
-import json, os, sqlite3, sys, time, resource
+import json, os, sqlite3, sys, time
 import orjson
 paths = [p.strip() for p in open(sys.argv[1]) if p.strip()]
 t0 = time.perf_counter(); n = 0; nbytes = 0
@@ -65,11 +66,11 @@ for p in paths:
     else:  # compressed transcripts: read (their decoding is not a JSON cost)
         nbytes += len(open(p, "rb").read())
 print(json.dumps({"seconds": time.perf_counter() - t0, "records": n, "bytes": nbytes,
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024}))
 """
 
 _BUILD = r"""
-import json, sys, time, resource
+import json, sys, time
 from pathlib import Path
 from segue.paths import StateDir
 from segue.service import Service
@@ -81,7 +82,8 @@ c0 = time.process_time()
 t0 = time.perf_counter(); st = engine.ensure_fresh(svc, force=True); build = time.perf_counter() - t0
 print(json.dumps({"listing_s": listing, "build_s": build, "sessions": st.sessions, "steps": st.steps_written,
                   "writer_cpu_s": time.process_time() - c0, "workers": len(workers.PEAKS_MB),
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  # VmHWM, not ru_maxrss: Linux carries this bench's own high-water mark into a child's ru_maxrss
+                  "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024,
                   "workers_max_rss_mb": max(workers.PEAKS_MB, default=0.0)}))
 """
 
@@ -140,12 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions-per-runtime", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--big-mb", type=float, default=200)
+    ap.add_argument("--big-count", type=int, default=20)
+    ap.add_argument("--corpus", help="an existing corpus directory, used read-only (instead of --cache-dir & co.)")
     ap.add_argument("--build-runs", type=int, default=3, help="paired floor/serial/parallel build rounds")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from bench import generate
 
-    corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, 200, 20, log=print)
+    if a.corpus:  # used as it is, never generated or written into (a shared corpus)
+        corpus = Path(a.corpus)
+        for name in ("expected.json", "files.txt", "home"):
+            if not (corpus / name).exists():
+                ap.error(f"--corpus {corpus}: no {name} (not a bench.generate corpus)")
+    else:
+        corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, a.big_mb, a.big_count, log=print)
     exp = json.loads((corpus / "expected.json").read_text())
     home = corpus / "home"
     state = Path(tempfile.mkdtemp(prefix="segue-bench-search-"))

@@ -126,3 +126,30 @@ def test_the_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert workers.count({"SEGUE_SEARCH_WORKERS": "many"}) == 0  # unreadable: the serial build
     assert 1 <= workers.count({}) <= workers.MAX_WORKERS
 
+
+
+def test_a_cancelled_parallel_build_stops_its_workers_and_keeps_what_was_written(
+        two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.search import Cancelled
+
+    a, _b, env_a, _env_b = two
+    started: list[Any] = []
+
+    class Recorded(workers._Worker):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            started.append(self)
+
+    monkeypatch.setattr(workers, "_Worker", Recorded)
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "2")
+    svc = service(a, env_a)
+    seen: list[int] = []
+    with pytest.raises(Cancelled):
+        svc.search("files", progress=lambda n, total: seen.append(n), cancelled=lambda: len(seen) >= 3)
+    assert len(started) == 2 and all(w.proc.returncode is not None for w in started)  # none left running
+    con = sqlite3.connect(a / "segue" / "cache" / FILE_NAME)
+    written = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    con.close()
+    assert written == 3  # whole sessions, committed; the rest is indexed next time
+    res = service(a, env_a).search("files")
+    assert res.total > 0 and res.refreshed is not None and res.refreshed.indexed > 0

@@ -23,6 +23,10 @@ hashes; only the steps from the first difference on are redacted and written aga
 therefore costs its new steps (plus the reader's pass over the file), a rewritten head or a shrunk file
 re-indexes the session whole, and a database session costs its own rows only.
 
+Parallel: a build of at least PARALLEL_MIN changed sessions is read and redacted by worker processes
+(segue.search.workers, one per core) and only written here; ids are handed out in the serial order, so the index
+is the same row for row (tests/test_search_build.py).
+
 Concurrency: any number of readers (WAL); one writer at a time under `search.lock` (flock). Every session is
 updated in a transaction with its key, so a crash leaves an index that is merely behind. A missing, damaged or
 older index is rebuilt, with a message.
