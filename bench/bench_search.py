@@ -1,6 +1,7 @@
 """Search figures on the generated corpus: build time against its floor, memory, warm queries, index size.
 
     python -m bench.bench_search [--cache-dir /tmp/segue-bench] [--sessions-per-runtime 2000] [--runs 7]
+    python -m bench.bench_search --corpus /tmp/segue-bench/n1600-s1-b200-c20-v4 [--build-runs 3]
 
 The corpus is bench/generate.py's (generated once into the cache dir and reused; the 8,000-session default is
 the 1.98 GB home of issue 16). Each figure runs in its own process, as a person or the editor would meet it:
@@ -8,7 +9,9 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
 - floor:  one orjson pass over the same transcripts (every JSONL line, every JSON document, every `data`
           column of the databases), in a fresh process;
 - build:  the text index built from nothing in a fresh process (the listing cache already warm: the listing
-          is issue 16's figure), with its peak memory (max RSS);
+          is issue 16's figure), with its peak memory (the writer's max RSS and each worker's VmHWM); paired and
+          interleaved with the floor and with the serial reference build (SEGUE_SEARCH_WORKERS=0), medians of
+          --build-runs rounds; CPU is the whole process tree's (user + system, workers included);
 - query:  `segue search QUERY --json` as a whole CLI process on the warm index (median of --runs, per query);
 - server: `Service.search` in one long-lived process as the language server runs it (watcher-style reuse of a
           freshness check a few seconds old), median of 30 calls per query;
@@ -35,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 QUERIES = ('"the parser"', "migrate middleware", "cargo", "xylophonist")
 
 _FLOOR = r"""
-import json, os, sqlite3, sys, time, resource
+import json, os, sqlite3, sys, time
 import orjson
 paths = [p.strip() for p in open(sys.argv[1]) if p.strip()]
 t0 = time.perf_counter(); n = 0; nbytes = 0
@@ -63,21 +66,25 @@ for p in paths:
     else:  # compressed transcripts: read (their decoding is not a JSON cost)
         nbytes += len(open(p, "rb").read())
 print(json.dumps({"seconds": time.perf_counter() - t0, "records": n, "bytes": nbytes,
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024}))
 """
 
 _BUILD = r"""
-import json, sys, time, resource
+import json, sys, time
 from pathlib import Path
 from segue.paths import StateDir
 from segue.service import Service
 from segue.stores.base import Env
-from segue.search import engine
+from segue.search import engine, workers
 svc = Service(StateDir(Path(sys.argv[1])), env=Env(home=Path(sys.argv[2]), environ={}), environ={})
 t0 = time.perf_counter(); svc.raw_listing(); listing = time.perf_counter() - t0
+c0 = time.process_time()
 t0 = time.perf_counter(); st = engine.ensure_fresh(svc, force=True); build = time.perf_counter() - t0
 print(json.dumps({"listing_s": listing, "build_s": build, "sessions": st.sessions, "steps": st.steps_written,
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "writer_cpu_s": time.process_time() - c0, "workers": len(workers.PEAKS_MB),
+                  # VmHWM, not ru_maxrss: Linux carries this bench's own high-water mark into a child's ru_maxrss
+                  "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024,
+                  "workers_max_rss_mb": max(workers.PEAKS_MB, default=0.0)}))
 """
 
 _SERVER = r"""
@@ -135,11 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions-per-runtime", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--big-mb", type=float, default=200)
+    ap.add_argument("--big-count", type=int, default=20)
+    ap.add_argument("--corpus", help="an existing corpus directory, used read-only (instead of --cache-dir & co.)")
+    ap.add_argument("--build-runs", type=int, default=3, help="paired floor/serial/parallel build rounds")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from bench import generate
 
-    corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, 200, 20, log=print)
+    if a.corpus:  # used as it is, never generated or written into (a shared corpus)
+        corpus = Path(a.corpus)
+        for name in ("expected.json", "files.txt", "home"):
+            if not (corpus / name).exists():
+                ap.error(f"--corpus {corpus}: no {name} (not a bench.generate corpus)")
+    else:
+        corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, a.big_mb, a.big_count, log=print)
     exp = json.loads((corpus / "expected.json").read_text())
     home = corpus / "home"
     state = Path(tempfile.mkdtemp(prefix="segue-bench-search-"))
@@ -151,18 +168,36 @@ def main(argv: list[str] | None = None) -> int:
         cold = child(_BUILD, str(state), str(home))  # cold listing and build; warms the page cache
         print(f"first build with a cold listing (fresh state dir): listing {cold['listing_s']:.2f} s + index "
               f"{cold['build_s']:.2f} s; max RSS {cold['max_rss_mb']:.0f} MB")
-        for p in (state / "cache").glob("search.sqlite*"):
-            p.unlink()
-        build = child(_BUILD, str(state), str(home))
-        again = child(_FLOOR, str(corpus / "files.txt"))  # the page cache is warm now: the fair floor
-        print(f"floor again, page cache warm: {again['seconds']:.2f} s ({again['cpu_s']:.2f} s CPU)")
-        floor = min((floor, again), key=lambda f: f["seconds"])
-        cpu_floor = min(f["cpu_s"] for f in (floor, again))
-        print(f"build (fresh process, listing cache warm): {build['build_s']:.2f} s = "
-              f"{build['build_s'] / floor['seconds']:.2f}x the floor (target <= 1.5x); {build['sessions']} sessions, "
-              f"{build['steps']} steps indexed; max RSS {build['max_rss_mb']:.0f} MB (target <= 100 MB)")
-        print(f"  CPU: build process {build['cpu_s']:.2f} s (listing {build['listing_s']:.2f} s of it, wall) against "
-              f"{cpu_floor:.2f} s for the floor = {build['cpu_s'] / cpu_floor:.2f}x")
+        # paired and interleaved in one go: floor, serial build (SEGUE_SEARCH_WORKERS=0, the reference), the
+        # build on every core; the medians of each, so other people's load on a shared machine hits all three
+        floors, serials, builds = [], [], []
+        for _ in range(a.build_runs):
+            floors.append(child(_FLOOR, str(corpus / "files.txt")))
+            for kind, out in (("0", serials), ("", builds)):
+                for p in (state / "cache").glob("search.sqlite*"):
+                    p.unlink()
+                env = dict(os.environ)
+                env.pop("SEGUE_SEARCH_WORKERS", None)
+                if kind:
+                    env["SEGUE_SEARCH_WORKERS"] = kind
+                out.append(child(_BUILD, str(state), str(home), env=env))
+
+        def med(rows: list[dict[str, Any]], key: str) -> float:
+            return statistics.median(r[key] for r in rows)
+
+        fw, fc = med(floors, "seconds"), med(floors, "cpu_s")
+        print(f"floor (one orjson pass, page cache warm), median of {a.build_runs}: {fw:.2f} s wall, {fc:.2f} s CPU")
+        build = builds[-1]
+        for name, rows in (("serial build (SEGUE_SEARCH_WORKERS=0)", serials),
+                           (f"build on every core ({build['workers']} workers)", builds)):
+            w, c = med(rows, "build_s"), med(rows, "cpu_s")
+            print(f"{name}: {w:.2f} s = {w / fw:.2f}x the floor (target <= 1.5x); CPU {c:.2f} s = {c / fc:.2f}x "
+                  f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it; the whole process: start-up and warm listing "
+                  f"included); writer max RSS {max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
+                  f"{max(r['workers_max_rss_mb'] for r in rows):.0f} MB (target <= 100 MB)")
+        print(f"  runs (wall s): floor {[round(f['seconds'], 2) for f in floors]}, serial "
+              f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}")
+        print(f"  {build['sessions']} sessions, {build['steps']} steps indexed")
         size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
         print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "
               "(target <= 25 %)")

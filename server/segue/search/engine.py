@@ -171,11 +171,18 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             def redact(text: str, cap: int) -> str:
                 return scoped[0].excerpt(text, cap)[0]
 
+            from segue.search import workers
             from segue.stores.opencode import shared_connections
+
+            n = workers.count()
+            env, environ = svc.env, svc.environ
+
+            def parallel(tasks: Any) -> Any:  # a large build reads and redacts on every core
+                return workers.run(tasks, env, environ if environ is not None else dict(os.environ), n)
 
             with shared_connections():  # one connection per database for the whole pass, not one per session
                 stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
-                                    cancelled=cancelled, redacted_by=by)
+                                    cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None)
             if seen is not None:
                 idx.store_probe(sources, seen)
         st.checked_at = time.monotonic()

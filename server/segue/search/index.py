@@ -23,6 +23,10 @@ hashes; only the steps from the first difference on are redacted and written aga
 therefore costs its new steps (plus the reader's pass over the file), a rewritten head or a shrunk file
 re-indexes the session whole, and a database session costs its own rows only.
 
+Parallel: a build of at least PARALLEL_MIN changed sessions is read and redacted by worker processes
+(segue.search.workers, one per core) and only written here; ids are handed out in the serial order, so the index
+is the same row for row (tests/test_search_build.py).
+
 Concurrency: any number of readers (WAL); one writer at a time under `search.lock` (flock). Every session is
 updated in a transaction with its key, so a crash leaves an index that is merely behind. A missing, damaged or
 older index is rebuilt, with a message.
@@ -44,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from segue import __version__
 from segue.errors import SegueError
 from segue.quote import clean
+from segue.search.build import Prepared, shown_fields
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
     from _blake2 import blake2b
@@ -60,6 +65,7 @@ STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid
 MAX_STEPS = (1 << STEP_BITS) - 1
 # Caps as a brief uses them (segue.brief): requests and messages 8 KiB, commands 2000 characters, paths 1000.
 CAPS = {"request": 8 * 1024, "message": 8 * 1024, "command": 2000, "file": 1000}
+PARALLEL_MIN = 64  # changed sessions: fewer are indexed in this process (starting workers costs ~0.3 s)
 COMMIT_EVERY = 0.5  # seconds: a build commits its progress this often (readers see it; a crash keeps it)
 ROWS_PER_FLUSH = 2000
 
@@ -76,6 +82,10 @@ CREATE VIRTUAL TABLE docs USING fts5(text, kind UNINDEXED, code UNINDEXED,
   tokenize="unicode61 remove_diacritics 2");
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
+
+
+# (tasks: (position in the build, session, stored hashes)) -> (position, Prepared or None), as they finish
+Parallel = Callable[[Iterator[tuple[int, "Session", bytes]]], Iterator[tuple[int, "Prepared | None"]]]
 
 
 class SearchUnavailable(SegueError):
@@ -134,6 +144,7 @@ class SearchIndex:
         self._con: sqlite3.Connection | None = None
         self._thread_lock = threading.RLock()
         self._held = 0
+        self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
 
     # -- opening ------------------------------------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
@@ -294,9 +305,15 @@ class SearchIndex:
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
                 redact: Callable[[str, int], str], sources: dict[tuple[str, str], str] | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                cancelled: Callable[[], bool] | None = None, redacted_by: str = "") -> RefreshStats:
+                cancelled: Callable[[], bool] | None = None, redacted_by: str = "",
+                parallel: Parallel | None = None) -> RefreshStats:
         """Bring the index up to these sessions (all of them: what is not listed is dropped). Caller holds
-        `write_lock`. `redacted_by` names the redaction `redact` applies ('' when unknown)."""
+        `write_lock`. `redacted_by` names the redaction `redact` applies ('' when unknown).
+
+        `parallel` (segue.search.workers.run, bound to the readers' environment) does the reading and redacting
+        of at least PARALLEL_MIN changed sessions elsewhere and gives back `build.Prepared`s to write; a session
+        it gives back None for is indexed here with `steps_of` and `redact`, as without it. Session ids are
+        handed out in the same order either way, so the index is the same row for row."""
         from segue.listing import Cancelled
 
         con = self.connection()
@@ -322,24 +339,35 @@ class SearchIndex:
                 con.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
             stats.removed = len(gone)
             last_commit = time.monotonic()
-            for n, (s, key) in enumerate(todo):
-                if cancelled is not None and cancelled():
-                    raise Cancelled()
-                if progress is not None:
-                    progress(n, len(todo))
-                con.execute("SAVEPOINT one")  # a session is written whole or not at all
-                try:
-                    self._index_session(con, s, key, steps_of, redact, stats, redacted_by)
-                except BaseException:
-                    con.execute("ROLLBACK TO one")
-                    raise
-                finally:
-                    con.execute("RELEASE one")
-                stats.indexed += 1
-                if time.monotonic() - last_commit > COMMIT_EVERY:
-                    con.execute("COMMIT")
-                    con.execute("BEGIN IMMEDIATE")
-                    last_commit = time.monotonic()
+            if parallel is not None and len(todo) >= PARALLEL_MIN:
+                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel)
+            else:
+                self._sids = {}
+                work = ((n, None) for n in range(len(todo)))
+            with contextlib.closing(work):  # stops the workers on any way out
+                for n, (pos, prepared) in enumerate(work):
+                    if cancelled is not None and cancelled():
+                        raise Cancelled()
+                    if progress is not None:
+                        progress(n, len(todo))
+                    s, key = todo[pos]
+                    con.execute("SAVEPOINT one")  # a session is written whole or not at all
+                    try:
+                        if prepared is None:
+                            self._index_session(con, s, key, steps_of, redact, stats, redacted_by,
+                                                self._sids.get(pos))
+                        else:
+                            self._write_prepared(con, s, key, self._sids[pos], prepared, stats, redacted_by)
+                    except BaseException:
+                        con.execute("ROLLBACK TO one")
+                        raise
+                    finally:
+                        con.execute("RELEASE one")
+                    stats.indexed += 1
+                    if time.monotonic() - last_commit > COMMIT_EVERY:
+                        con.execute("COMMIT")
+                        con.execute("BEGIN IMMEDIATE")
+                        last_commit = time.monotonic()
             if sources is not None:
                 con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (sources_digest(sources),))
             con.execute("COMMIT")
@@ -351,16 +379,68 @@ class SearchIndex:
         self._tighten()
         return stats
 
+    def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel
+                  ) -> Iterator[tuple[int, Prepared | None]]:
+        """Hand `todo` to `parallel` with each session's stored hashes; new sessions get their ids here, in
+        `todo` order (as the serial build's inserts would), in `self._sids`."""
+        self._sids = {}
+        nxt = (con.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0) + 1
+
+        def tasks() -> Iterator[tuple[int, Session, bytes]]:
+            nonlocal nxt
+            for pos, (s, _key) in enumerate(todo):
+                row = con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
+                                  (s.runtime, s.id)).fetchone()
+                if row is None:
+                    self._sids[pos] = -nxt  # negative: not in the table yet
+                    nxt += 1
+                    yield pos, s, b""
+                else:
+                    self._sids[pos] = row[0]
+                    yield pos, s, bytes(row[1])
+
+        return parallel(tasks())
+
+    def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
+                        stats: RefreshStats, redacted_by: str) -> None:
+        """Write what `build.prepare` computed, as `_index_session` would have written it."""
+        if sid < 0:  # a new session: one statement
+            sid = -sid
+            _insert(con, [((sid << STEP_BITS) + i, text, kind, code) for i, text, kind, code in p.rows])
+            con.execute("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
+                        "key, hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key,
+                         p.hashes, redacted_by))
+            stats.steps_written += len(p.rows)
+            return
+        old_by, old = con.execute("SELECT redacted_by, hashes FROM sessions WHERE sid = ?", (sid,)).fetchone()
+        n_old = len(old) // 8
+        base = sid << STEP_BITS
+        if p.diverged is not None and n_old:
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.diverged, _last(sid)))
+        elif p.diverged is None and p.steps < n_old:
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.steps, _last(sid)))
+        _insert(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows])
+        stats.steps_written += len(p.rows)
+        stats.steps_kept += p.kept
+        kept_by = redacted_by if p.kept == 0 or old_by == redacted_by else ""
+        con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
+                    "hashes=?, redacted_by=? WHERE sid=?", (s.parent_id, p.title, p.label, p.cwd, s.updated_at,
+                                                            s.store_path, key, p.hashes, kept_by, sid))
+
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
-                       stats: RefreshStats, redacted_by: str) -> None:
+                       stats: RefreshStats, redacted_by: str, sid_hint: int | None = None) -> None:
         from segue.model import ReadStats
 
         row = con.execute("SELECT sid, hashes, redacted_by FROM sessions WHERE runtime = ? AND id = ?",
                           (s.runtime, s.id)).fetchone()
         if row is None:
-            sid = con.execute("INSERT INTO sessions(runtime, id, store_path, key, hashes) VALUES (?, ?, ?, '', x'')",
-                              (s.runtime, s.id, s.store_path)).lastrowid
+            # a parallel build hands out new ids itself (negative until written): this one keeps its own
+            sid = con.execute("INSERT INTO sessions(sid, runtime, id, store_path, key, hashes) "
+                              "VALUES (?, ?, ?, ?, '', x'')",
+                              (-sid_hint if sid_hint is not None and sid_hint < 0 else None, s.runtime, s.id,
+                               s.store_path)).lastrowid
             old, old_by = b"", redacted_by
         else:
             sid, old, old_by = row[0], bytes(row[1]), row[2]
@@ -400,9 +480,7 @@ class SearchIndex:
             con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + n, _last(sid)))
         _insert(con, rows)
         stats.steps_written += len(rows)
-        title = redact(safe_text(clean(s.title)), 300) if s.title else None
-        label = title or (redact(safe_text(clean(s.first_request)), 300) if s.first_request else None)
-        cwd = redact(safe_text(clean(s.cwd)), 4096) if s.cwd else None
+        title, label, cwd = shown_fields(s, redact)
         # steps kept from an earlier pass went through that pass's redaction: the same one, or unknown
         kept_by = redacted_by if kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "

@@ -1,0 +1,232 @@
+"""Worker processes for a large search-index build: every core reads and redacts sessions, the one writer (the
+process holding `search.lock`) only writes what they send back.
+
+Each worker is `python -m segue.search.workers`, a fresh interpreter of this Segue (never a fork: the language
+server has threads, and `python -m segue` has no `__main__` guard multiprocessing could use). It gets the
+readers' `Env` and the environment the Redactor takes its exact values from, then one session at a time:
+`(pos, Session, stored hashes)` in, `(pos, Prepared)` out (segue.search.build: the same computation the serial
+build streams into SQLite). Messages are length-prefixed pickles between this process and its own child over
+pipes; nothing else reads or writes them.
+
+At most `IN_FLIGHT` sessions wait per worker, so memory stays bounded by the sessions being worked on. A worker
+that fails on a session answers None for it, a worker that dies answers None for what it held, and the writer
+indexes those sessions itself, serially: the result never depends on a worker having worked.
+
+SEGUE_SEARCH_WORKERS=N sets how many (default: the cores this process may use, at most MAX_WORKERS); 0 or 1 is
+the serial build.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+MAX_WORKERS = 4
+IN_FLIGHT = 2
+_LEN = struct.Struct("<Q")
+
+Task = tuple[int, Any, bytes]  # (position, Session, stored hashes)
+PEAKS_MB: list[float] = []  # each finished worker's peak memory (Linux), for the benchmark
+
+
+def count(environ: Mapping[str, str] | None = None) -> int:
+    env = os.environ if environ is None else environ
+    value = env.get("SEGUE_SEARCH_WORKERS", "").strip()
+    if value:
+        try:
+            return max(0, min(int(value), 64))
+        except ValueError:
+            return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_WORKERS)
+
+
+def _send(f: IO[bytes], obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    f.write(_LEN.pack(len(data)) + data)
+    f.flush()
+
+
+def _recv(f: IO[bytes]) -> Any:
+    head = f.read(_LEN.size)
+    if len(head) < _LEN.size:
+        raise EOFError
+    n = _LEN.unpack(head)[0]
+    data = f.read(n)
+    if len(data) < n:
+        raise EOFError
+    return pickle.loads(data)  # our own child's answer over our own pipe: trusted
+
+
+class _Worker:
+    def __init__(self, wid: int, init: Any, results: queue.Queue[tuple[int, Any]]) -> None:
+        import segue
+
+        env = dict(os.environ)
+        root = str(Path(segue.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.wid = wid
+        self.held: set[int] = set()
+        self.alive = True
+        self.proc = subprocess.Popen([sys.executable, "-m", "segue.search.workers"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, close_fds=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        _send(self.stdin, init)
+        self._thread = threading.Thread(target=self._read, args=(results,), daemon=True)
+        self._thread.start()
+
+    def _read(self, results: queue.Queue[tuple[int, Any]]) -> None:
+        try:
+            while True:
+                results.put((self.wid, _recv(self.stdout)))
+        except Exception:  # EOF, a broken pipe, an unreadable answer: this worker is done
+            results.put((self.wid, None))
+
+    def send(self, task: Task) -> bool:
+        try:
+            _send(self.stdin, task)
+        except (OSError, ValueError):
+            return False
+        self.held.add(task[0])
+        return True
+
+    def peak_mb(self) -> float | None:
+        """The worker's own peak memory (VmHWM; its ru_maxrss would include this process's, from the fork)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill:
+            peak = self.peak_mb()
+            if peak is not None:
+                PEAKS_MB.append(peak)
+        try:
+            if kill:
+                self.proc.kill()
+            else:
+                self.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=None if not kill else 10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            self.proc.kill()
+            self.proc.wait()
+        self.stdout.close()
+
+
+def run(tasks: Iterable[Task], env: Any, environ: Mapping[str, str], n: int) -> Iterator[tuple[int, Any]]:
+    """(pos, Prepared) for every task, in the order they finish; (pos, None) for a session no worker could
+    do (the caller indexes it itself). Closing the iterator early stops the workers at once."""
+    results: queue.Queue[tuple[int, Any]] = queue.Queue()
+    init = (env, dict(environ))
+    workers: list[_Worker] = []
+    try:
+        for wid in range(n):
+            try:
+                workers.append(_Worker(wid, init, results))
+            except OSError:
+                break
+        pending = iter(tasks)
+        exhausted = False
+
+        def feed(w: _Worker) -> Iterator[tuple[int, Any]]:
+            nonlocal exhausted
+            while w.alive and not exhausted and len(w.held) < IN_FLIGHT:
+                task = next(pending, None)
+                if task is None:
+                    exhausted = True
+                    return
+                if not w.send(task):
+                    w.alive = False
+                    yield task[0], None
+                    return
+
+        for w in workers:
+            yield from feed(w)
+        while any(w.held for w in workers):
+            wid, msg = results.get()
+            w = workers[wid]
+            if msg is None:  # the worker died: what it held is done serially
+                w.alive = False
+                for pos in sorted(w.held):
+                    yield pos, None
+                w.held.clear()
+            else:
+                pos, prepared = msg
+                w.held.discard(pos)
+                yield pos, prepared
+            for other in workers:
+                yield from feed(other)
+        for task in pending:  # no worker left
+            yield task[0], None
+    finally:
+        done = all(not w.held for w in workers)
+        for w in workers:
+            w.stop(kill=not done)
+
+
+def _worker_main() -> int:
+    """The child: read the init message, then answer tasks until stdin closes."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed by accident goes to stderr, not into the answers
+    inp = sys.stdin.buffer
+    env, environ = _recv(inp)
+
+    from segue.model import ReadStats
+    from segue.redact import Redactor
+    from segue.search import engine
+    from segue.search.build import prepare
+    from segue.stores.opencode import shared_connections
+
+    redactor = Redactor(environ=environ)
+    tasks: queue.Queue[Task | None] = queue.Queue()
+
+    def read_tasks() -> None:  # always drained, so the writer never blocks on a full pipe while we answer
+        try:
+            while True:
+                tasks.put(_recv(inp))
+        except Exception:
+            tasks.put(None)
+
+    threading.Thread(target=read_tasks, daemon=True).start()
+    with shared_connections():
+        while True:
+            task = tasks.get()
+            if task is None:
+                break
+            pos, s, old = task
+            scoped = redactor.scoped()  # one memory of found values per session, as the serial build has
+
+            def redact(text: str, cap: int, scoped: Any = scoped) -> str:
+                return scoped.excerpt(text, cap)[0]
+
+            try:
+                result = prepare(s, old, engine._steps(env, s, ReadStats()), redact)
+            except Exception:
+                result = None  # the writer does this one itself and meets the error where it always would
+            _send(out, (pos, result))
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_worker_main())

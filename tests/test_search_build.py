@@ -1,0 +1,155 @@
+"""The search index built by worker processes (segue.search.workers) is the serial build's, row for row: on
+copies of the stores the real runtimes wrote, first build and incremental update alike, and when the workers
+cannot work at all (every session falls back to the writer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.search import index as I
+from segue.search import workers
+from segue.search.index import FILE_NAME
+from tests.test_search import SECRET, copy_stores, expected, service
+
+QUERIES = ('"write what happened"', "files", "notes.md", '"database password"', "nonexistent-dir", "Sup3rS3cret")
+
+
+def dump(root: Path) -> dict[str, Any]:  # redacted_by is salted per index: only whether it is known
+    con = sqlite3.connect(root / "segue" / "cache" / FILE_NAME)
+    try:
+        return {
+            "sessions": con.execute("SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
+                                    "key, hex(hashes), redacted_by != '' FROM sessions ORDER BY sid").fetchall(),
+            "docs": con.execute("SELECT rowid, text, kind, code FROM docs ORDER BY rowid").fetchall(),
+        }
+    finally:
+        con.close()
+
+
+def results(svc: Any) -> dict[str, Any]:
+    return {q: (svc.search(q, limit=100).to_json()) for q in QUERIES}
+
+
+@pytest.fixture
+def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str], dict[str, str]]:
+    """The same stores twice (two roots; every path inside is rooted the same way below each)."""
+    monkeypatch.setattr(I, "PARALLEL_MIN", 1)  # the fixtures hold a few sessions: use the workers anyway
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    return a, b, copy_stores(a), copy_stores(b)
+
+
+def build(root: Path, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch, n: int) -> dict[str, Any]:
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", str(n))
+    svc = service(root, environ)
+    res = results(svc)
+    out = dump(root)
+    text = json.dumps(out).replace(str(root), "<root>")
+    return {"index": json.loads(text), "results": json.loads(json.dumps(res).replace(str(root), "<root>"))}
+
+
+def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, env_a, env_b = two
+    serial = build(a, env_a, monkeypatch, 0)
+    calls: list[int] = []
+    real_run = workers.run
+
+    def counted(tasks: Any, env: Any, environ: Any, n: int) -> Any:
+        calls.append(n)
+        return real_run(tasks, env, environ, n)
+
+    monkeypatch.setattr(workers, "run", counted)
+    parallel = build(b, env_b, monkeypatch, 2)
+    assert calls == [2]  # the workers did build it
+    # keys hash the store files' mtimes, which copytree keeps: equal
+    assert parallel == serial
+    assert serial["index"]["docs"] and serial["results"]['"write what happened"']["total"] > 0
+    raw = b"".join(p.read_bytes() for p in (b / "segue" / "cache").glob(FILE_NAME + "*"))
+    assert raw and SECRET.encode() not in raw  # redacted in the workers as in the writer
+
+
+def _grow_claude(root: Path) -> None:
+    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
+    path = next((root / "claude").rglob(f"{exp['id']}.jsonl"))
+    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
+    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
+               and r["message"]["content"][0].get("type") == "text")
+    msg["message"]["content"] = [{"type": "text", "text": "Now the zebrafish can count."}]
+    msg["message"]["id"] = "msg_zebrafish"
+    msg["parentUuid"], msg["uuid"] = msg["uuid"], "00000000-0000-4000-8000-000000000001"
+    with open(path, "a") as f:
+        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)  # the same in both copies: keys hash it
+
+
+def test_an_incremental_update_by_the_workers_keeps_what_was_there(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, env_a, env_b = two
+    build(a, env_a, monkeypatch, 0)
+    build(b, env_b, monkeypatch, 2)
+    for root in (a, b):
+        _grow_claude(root)
+        next((root / "codex").rglob("rollout-*.jsonl")).unlink()
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "2")
+    res = service(b, env_b).search("zebrafish")
+    st = res.refreshed
+    assert st is not None and st.indexed == 1 and st.steps_written == 1 and st.steps_kept >= 6 and st.removed == 1
+    assert build(b, env_b, monkeypatch, 2) == build(a, env_a, monkeypatch, 0)
+
+
+def test_workers_that_cannot_start_leave_the_build_to_the_writer(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, env_a, env_b = two
+    serial = build(a, env_a, monkeypatch, 0)
+    monkeypatch.setattr(workers.sys, "executable", "/bin/false")  # each worker exits at once
+    outcomes: list[Any] = []
+    real_run = workers.run
+
+    def watched(tasks: Any, env: Any, environ: Any, n: int) -> Any:
+        for pos, prepared in real_run(tasks, env, environ, n):
+            outcomes.append(prepared)
+            yield pos, prepared
+
+    monkeypatch.setattr(workers, "run", watched)
+    assert build(b, env_b, monkeypatch, 2) == serial
+    assert outcomes and all(p is None for p in outcomes)
+
+
+def test_the_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert workers.count({"SEGUE_SEARCH_WORKERS": "0"}) == 0
+    assert workers.count({"SEGUE_SEARCH_WORKERS": "3"}) == 3
+    assert workers.count({"SEGUE_SEARCH_WORKERS": "many"}) == 0  # unreadable: the serial build
+    assert 1 <= workers.count({}) <= workers.MAX_WORKERS
+
+
+
+def test_a_cancelled_parallel_build_stops_its_workers_and_keeps_what_was_written(
+        two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.search import Cancelled
+
+    a, _b, env_a, _env_b = two
+    started: list[Any] = []
+
+    class Recorded(workers._Worker):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            started.append(self)
+
+    monkeypatch.setattr(workers, "_Worker", Recorded)
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "2")
+    svc = service(a, env_a)
+    seen: list[int] = []
+    with pytest.raises(Cancelled):
+        svc.search("files", progress=lambda n, total: seen.append(n), cancelled=lambda: len(seen) >= 3)
+    assert len(started) == 2 and all(w.proc.returncode is not None for w in started)  # none left running
+    con = sqlite3.connect(a / "segue" / "cache" / FILE_NAME)
+    written = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    con.close()
+    assert written == 3  # whole sessions, committed; the rest is indexed next time
+    res = service(a, env_a).search("files")
+    assert res.total > 0 and res.refreshed is not None and res.refreshed.indexed > 0
