@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(info, indent=1))
         return 0
     generate(a.out, a.sessions_per_runtime, a.seed, a.big_mb, a.big_count)
+    # the marker ensure() looks for: a corpus written by hand under --cache-dir is reused, not deleted as an
+    # interrupted generation
+    (a.out / ".complete").write_text("ok\n")
     return 0
 
 
