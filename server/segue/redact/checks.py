@@ -98,11 +98,19 @@ def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 # a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
 # "] = data[", ": null, " (the key was quoted, the value is not)
-_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|[(\[{=,+:][\s]*$|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+# an opening bracket or operator at the end counts only in code-like glue (spaces, brackets): a value that
+# merely ends in "=" or "+" is base64 padding or a password ('otter-2030=')
+_BETWEEN_END_RE = re.compile(r"[(\[{=,+:][\s]*$")
 
 
 def _between_quotes(value: str) -> bool:
-    return _quoted(value) and _BETWEEN_QUOTES_RE.search(value[1:-1]) is not None
+    if not _quoted(value):
+        return False
+    inner = value[1:-1]
+    if _BETWEEN_QUOTES_RE.search(inner):
+        return True
+    return _BETWEEN_END_RE.search(inner) is not None and re.search(r"[\s()\[\]{}\"'`]", inner) is not None
 
 
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
