@@ -350,11 +350,13 @@ def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
     return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))
 
 
-_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\b[^;\n]{0,300}\Z")
+# CREATE/ALTER USER|ROLE|LOGIN, a database link (CONNECT TO x IDENTIFIED BY), GRANT … IDENTIFIED BY (old MySQL)
+_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}(?:user|role|login|link)"
+                                 r"|grant|connect\s+to)\b[^;\n]{0,300}\Z")
 
 
 def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
+    """IDENTIFIED BY value, bare: only in a statement that sets a password (prose says "identified by")."""
     return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)
 
 

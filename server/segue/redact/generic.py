@@ -269,7 +269,7 @@ _QUOTED_RES = tuple(re.compile(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for
 _ASSIGN_BEFORE_RE = re.compile(
     r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
     r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
-    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}\Z")
+    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}(?:[bBrRuU]{1,2}|@)?\Z")
 _LITERAL_NOT_SECRET = frozenset({
     "hash", "hashes", "sha", "sha1", "sha256", "sha384", "sha512", "md5", "digest", "checksum", "integrity",
     "etag", "commit", "rev", "revision", "tag", "image", "guid", "uuid", "oid", "sum", "fingerprint",

@@ -95,7 +95,7 @@ _AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
 _SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
 _SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
-_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
+_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?"
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
@@ -281,9 +281,9 @@ RULES: tuple[Rule, ...] = (
     Rule("sql-password", 2,
          _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
-            r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
+            r"\(?" + _SP + r"N?(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
          # three literal-first branches (each searched on its own) cost less than one alternation first
-         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"
+         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "n?['\"]"
                                    for w in ("by", "as", "password"))),
          starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
