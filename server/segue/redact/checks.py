@@ -182,6 +182,16 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     return random_body(_unquote(value).rstrip(",;.:!?)"), 12)
 
 
+# words and spaces (a message: "token_expired": "Your session has expired, sign in again"), not a token
+_SENTENCE_RE = re.compile(r"[A-Za-z][A-Za-z'’,.!?()-]*(?:[ \t]+[A-Za-z][A-Za-z'’,.!?()-]*)+[.!?]?")
+
+
+def _message(core: str, m: re.Match[str]) -> bool:
+    """A sentence under a key that names a state of a secret, not the secret (token_expired, secret_hint)."""
+    words = key_words(m.groupdict().get("k") or "")
+    return bool(words) and words[-1] not in _SECRET_LAST_WORDS and _SENTENCE_RE.fullmatch(core) is not None
+
+
 def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Config keys naming a token, key, secret or credential: short values count (§1.5b) but
     letters-only values are names, not secrets (gitleaks generic-api-key does the same)."""
@@ -193,7 +203,7 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
         return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
-    if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
+    if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core) or _message(core, m):
         return False
     return not re.fullmatch(r"\d{1,12}", core)  # counts, ports, ids
 
@@ -207,11 +217,13 @@ def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
 _PW_KEY_WORDS = frozenset({
     "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
     "contrasena", "senha", "wachtwoord", "passe", "kennwort", "hasło", "haslo", "lösenord", "losenord",
-    "salasana", "passord"
+    "salasana", "passord", "psk"
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
 })
+_SECRET_LAST_WORDS = frozenset({"key", "secret", "token", "credential", "credentials", "creds", "apikey", "password",
+                                "passphrase", "pass", "pwd", "auth"})
 _KEY_QUALIFIERS = frozenset(
     {
         "api", "access", "secret", "private", "auth", "client", "master", "encryption", "signing", "session",
@@ -318,6 +330,15 @@ def _secret_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
     return len(core) >= 4 and _context_ok(value, m, text)
 
 
+def _element_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """<password>…</password> takes any password (words joined by dashes too), <apiToken>…</apiToken> a token."""
+    key = m.group("k")
+    if _names_secret(key, _PW_KEY_WORDS, False):
+        core = _unquote(value).strip()
+        return len(core) >= 4 and _context_ok(value, m, text) and core.lower() not in _STOPWORDS and " " not in core
+    return _names_secret(key, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+
+
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
     """htpasswd takes the password on the command line only with -b."""
     return "b" in m.group("f") and _context_ok(value, m, text)
@@ -351,8 +372,8 @@ def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 
 # CREATE/ALTER USER|ROLE|LOGIN, a database link (CONNECT TO x IDENTIFIED BY), GRANT … IDENTIFIED BY (old MySQL)
-_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}(?:user|role|login|link)"
-                                 r"|grant|connect\s+to)\b[^;\n]{0,300}\Z")
+_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}"
+                                 r"(?:user|role|login|link)|grant|connect\s+to)\b[^;\n]{0,300}\Z")
 
 
 def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:

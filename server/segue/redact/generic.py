@@ -136,9 +136,13 @@ def _glued_hex(seg: str) -> bool:
     return any(c.isdigit() for c in body) and any(c.isalpha() for c in body) and shannon(body) >= 3.3
 
 
+# lower-case bech32 (hrp "1" data): addresses and public keys (age1…, bc1…, npub1…); secret ones name it (nsec1…)
+_BECH32_PUBLIC_RE = re.compile(r"(?!nsec|[a-z]{0,16}(?:sec|priv))[a-z]{1,16}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
+
+
 def _bare(seg: str) -> bool:
     """A long random run with no prefix: alphanumerics only (base64 and paths have + / =), not all hex."""
-    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES:
+    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES or _BECH32_PUBLIC_RE.fullmatch(seg):
         return False
     core = seg.replace("-", "").replace("_", "")
     if not 32 <= len(seg) <= 200 or not core.isalnum() or _HEX_RE.fullmatch(core):
@@ -268,7 +272,7 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
 _QUOTED_RES = tuple(re.compile(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for q in "\"'`")
 _ASSIGN_BEFORE_RE = re.compile(
     r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
-    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
+    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?\]?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
     r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}(?:[bBrRuU]{1,2}|@)?\Z")
 _LITERAL_NOT_SECRET = frozenset({
     "hash", "hashes", "sha", "sha1", "sha256", "sha384", "sha512", "md5", "digest", "checksum", "integrity",

@@ -17,6 +17,7 @@ from segue.redact.checks import (
     _conn_ok,
     _context_ok,
     _curl_ok,
+    _element_ok,
     _generic_ok,
     _htpasswd_ok,
     _keyed,
@@ -99,9 +100,9 @@ _SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"(?:@|(
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
-_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "psk", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
                 "hasło", "lösenord", "salasana")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|psk|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
                         r"|salasana")
 _SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
                             r"|lösenord|salasana")
@@ -307,9 +308,8 @@ RULES: tuple[Rule, ...] = (
          ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True),
          anchor=_SECRET_ANCHOR),
     Rule("xml-secret-element", 2,
-         _r(r"(?i)<(?P<k>" + _KEY + r")>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
-         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
-         _keyed(_secret_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
+         _r(r"(?i)<(?P<k>" + _KEY + r")(?:[ \t][^<>\n]{0,200})?>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
+         ("pass", "pwd", "psk", "secret", "token", "key", "credential", "auth"), _element_ok),
     Rule("keyed-call-argument", 2,
          _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
