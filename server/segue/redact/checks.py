@@ -128,13 +128,34 @@ def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _PLACEHOLDER_RE.match(value)
 
 
-_CURL_BEFORE_RE = re.compile(r"\bcurl\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
+_CURL_BEFORE_RE = re.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
 
 
 def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
     """-u user:pass counts only on a curl command line (line continuations allowed)."""
     before = text[max(0, m.start() - 500) : m.start()]
     return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text)
+
+
+def _random_token(value: str, min_len: int = 16) -> bool:
+    from segue.redact.generic import random_body  # generic imports this module
+
+    return random_body(re.sub(r"[-_.+/=~]", "", value), min_len)
+
+
+def _curl_token_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """curl -u TOKEN: — the user is a key (Stripe, Mailgun style): only when it looks random."""
+    return _curl_ok(value, m, text) and (_random_token(value) or re.fullmatch(r"[0-9a-f]{32,64}", value) is not None)
+
+
+def _url_token_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """https://TOKEN@host (a token as the user, no password), or (_url_slash_ok) a password holding "/" (rule
+    url-credentials stops at "/"): only values that look random."""
+    return _random_token(value) and not _PLACEHOLDER_RE.match(value)
+
+
+def _url_slash_ok(value: str, m: re.Match[str], text: str) -> bool:
+    return "/" in value and not value.startswith("/") and _url_token_ok(value, m, text)
 
 
 def _slack_ok(value: str, m: re.Match[str], text: str) -> bool:

@@ -243,6 +243,12 @@ def shaped_tokens(text: str) -> list[Span]:
     return out
 
 
+def _path_secret(seg: str, run: str) -> bool:
+    """A random path segment of 20-31 characters in a hook or API URL (longer ones are _bare's)."""
+    return (len(seg) < 32 and seg.isalnum() and _SECRET_PATH_RE.search(run) is not None and random_body(seg, 20)
+            and shannon(seg) >= 3.9 and not _HEX_RE.fullmatch(seg))
+
+
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
@@ -258,7 +264,8 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
         end = pos + len(seg)
         bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
         bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
-        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg))):
+        path_ok = url and seg != run and _path_secret(seg, run)
+        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg)) or path_ok):
             if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
                 return pos, b, "prefixed-token"
             return pos, end, "prefixed-token"

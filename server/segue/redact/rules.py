@@ -17,6 +17,7 @@ from segue.redact.checks import (
     _conn_ok,
     _context_ok,
     _curl_ok,
+    _curl_token_ok,
     _element_ok,
     _generic_ok,
     _htpasswd_ok,
@@ -31,6 +32,8 @@ from segue.redact.checks import (
     _tier1_ok,
     _url_ok,
     _url_param_ok,
+    _url_slash_ok,
+    _url_token_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
@@ -216,9 +219,20 @@ RULES: tuple[Rule, ...] = (
          _url_ok, gate=_r(r"://[^\s:/\"'<>]{0,201}:[^\s/\"'<>]{1,200}@"),
          starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
     Rule("curl-user", 2,
-         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
-            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _curl_ok,
-         anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
+         _r(r"(?<!\S)(?:-u|--user|-a|--auth)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
+            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl", "http"), _curl_ok,
+         anchor=re.compile(r"(?<!\S)-(?:u|-user|a|-auth)")),
+    # an API key sent as the user with an empty password (curl -u sk_…: , https://TOKEN@host)
+    Rule("curl-user-token", 2,
+         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?(?P<s>[^\s:'\"$]{16,200}):['\"]?(?![^\s'\"])"), ("curl",),
+         _curl_token_ok, anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
+    Rule("url-token-user", 2,
+         _r(r"://(?P<s>[A-Za-z0-9_.~+=-]{16,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",), _url_token_ok,
+         gate=_r(r"(?i)://[a-z0-9_.~+=-]{16,200}@")),
+    # a password holding "/" (url-credentials stops at it: base64 secrets pasted into a URL)
+    Rule("url-password-slash", 2,
+         _r(r"://[^\s:/@\"'<>]{1,100}:(?P<s>[^\s\"'<>@:]{8,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",),
+         _url_slash_ok, gate=_r(r"://[^\s:/@\"'<>]{1,100}:[^\s\"'<>@:]{0,200}/[^\s\"'<>@:]{0,200}@")),
     Rule("auth-header", 2,
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
