@@ -124,7 +124,7 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 RULES: tuple[Rule, ...] = (
     # --- tier 1: vendor prefixes and key blocks -------------------------------------------
     # BEGIN … END, and a BEGIN whose END is cut off (8 KiB after it go); see _key_blocks
-    Rule("private-key", 1, _r(_OPEN_KEY), ("private key",), whole_text=True, finder=lambda t: _key_blocks(t)),
+    Rule("private-key", 1, _r(_OPEN_KEY), ("private key", "static key"), whole_text=True, finder=lambda t: _key_blocks(t)),
     Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
          ("putty-user-key-file",), whole_text=True),
     Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
@@ -337,6 +337,13 @@ RULES: tuple[Rule, ...] = (
     Rule("pgpass-line", 2,
          _r(r"(?m)^[^\s:#]{1,200}:(?:\d{1,5}|\*):[^\s:]{1,200}:[^\s:]{1,200}:(?P<s>\S{1,200})$"), ("pgpass",),
          _context_ok),
+    # a .pgpass line without the file's name: host (or *):port (or *):database:user:password, alone on its line
+    Rule("pgpass-shape", 2,
+         _r(r"(?m)^(?:\*|[A-Za-z0-9_.-]{0,252}[A-Za-z.][A-Za-z0-9_.-]{0,252}):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}"
+            r":(?P<s>\S{4,200})$"), check=_context_ok, gate=_r(r"(?i):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}:[^\s]")),
+    # minisign and signify secret keys: base64 of "Ed" + the KDF's name ("Sc" scrypt, "BK" bcrypt)
+    Rule("minisign-secret-key", 1, _r(r"\b(?:RWRTY0Iy|RWRCSw)[A-Za-z0-9+/]{100,400}={0,2}"), ("rwrty0iy", "rwrcsw"),
+         _tier1_ok, starts=_AT_KEYWORD),
     Rule("env-fallback-literal", 2,
          _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env(?=\())" + _SP + r"\(?" + _SP
             + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
