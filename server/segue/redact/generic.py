@@ -439,3 +439,42 @@ def k8s_secret_values(text: str) -> list[Span]:
                 nl = text.find("\n", m.end())
                 pos = doc_hi if nl < 0 else nl + 1
     return out
+
+
+# a command that prints a secret, then its output: one random token on the next line ($ cat config/master.key,
+# $ acme config get token, $ kubectl create token ci, PS> Get-Secret x -AsPlainText)
+_OUTPUT_LINE = r"[ \t]{1,4}(?P<cmd>[^\n]{1,300})\r?\n[ \t]{0,8}(?P<s>[^\s]{16,4000})[ \t]*(?=\r?\n|\Z)"
+_PROMPT_RES = (("$", re.compile(r"\$" + _OUTPUT_LINE)), ("PS", re.compile(r"PS(?: [^\n>]{1,200})?>" + _OUTPUT_LINE)))
+_ARG_SPLIT_RE = re.compile(r"[\s/\\=:'\"|<>]+")
+_PRINTS_SECRET_WORDS = frozenset({"key", "apikey", "secret", "secrets", "token", "tokens", "credential", "credentials",
+                                  "creds", "pgpass", "netrc", "passphrase", "pat"})
+
+
+def _names_secret_arg(cmd: str) -> bool:
+    from segue.redact.checks import key_words, pw_word  # checks imports nothing from here
+
+    for piece in _ARG_SPLIT_RE.split(cmd):
+        words = key_words(piece)
+        if words and words[-1] in ("pub", "public", "id", "name", "names", "list", "ls", "type", "length"):
+            continue
+        if any(w in _PRINTS_SECRET_WORDS or pw_word(w) for w in words):
+            return True
+    return False
+
+
+def command_output(text: str) -> list[Span]:
+    out: list[Span] = []
+    for lit, rx in _PROMPT_RES:
+        if lit not in text:
+            continue
+        for m in rx.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if text[line_start : m.start()].strip():
+                continue  # the prompt is not at the start of its line
+            value = m.group("s")
+            core = re.sub(r"[-_.+/=~]", "", value)
+            if not (random_body(core, 16) or (_HEX_RE.fullmatch(core) and len(core) >= 32)):
+                continue
+            if _names_secret_arg(m.group("cmd")):
+                out.append((*m.span("s"), "command-output"))
+    return out

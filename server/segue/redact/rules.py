@@ -38,6 +38,7 @@ from segue.redact.checks import (
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
     SHORT_MARKS,
+    command_output,
     k8s_secret_values,
     prefixed_uuids,
     prose_as,
@@ -427,6 +428,8 @@ RULES: tuple[Rule, ...] = (
             + r"(?:--body|--value|--secret-string|--data|-b)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV
             + "|(?![-<@])" + _BARE + ")"),
          ("secret",), _context_ok, starts=_AT_KEYWORD),
+    Rule("command-output", 2, _r(r"(?:\$|PS[^\n>]{0,200}>)[ \t]{1,4}[^\n]{1,300}\n"),
+         ("key", "secret", "token", "cred", "pass", "pw", "pgpass", "netrc", "pat"), finder=command_output),
     # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
     Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
