@@ -351,13 +351,24 @@ def _secret_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
     return len(core) >= 4 and _context_ok(value, m, text)
 
 
-def _element_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """<password>…</password> takes any password (words joined by dashes too), <apiToken>…</apiToken> a token."""
+def _named_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """A value named by a key found in its own place (<password>…</password>, variable "db_password" { default = … }):
+    a password may be anything (words joined by dashes too), other secrets must look like one (_secret_ok)."""
     key = m.group("k")
     if _names_secret(key, _PW_KEY_WORDS, False):
         core = _unquote(value).strip()
         return len(core) >= 4 and _context_ok(value, m, text) and core.lower() not in _STOPWORDS and " " not in core
     return _names_secret(key, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+
+
+def _base64_text_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """echo X | base64 -d: X decodes to text (what the command writes is the secret, whatever its file)."""
+    from segue.redact.generic import _b64decode  # generic imports this module
+
+    raw = _b64decode(value)
+    if raw is None or len(raw) < 6:
+        return False
+    return sum(32 <= b < 127 for b in raw) >= 0.9 * len(raw) and _context_ok(value, m, text)
 
 
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:

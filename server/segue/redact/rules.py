@@ -13,15 +13,16 @@ from segue.redact.checks import (
     _SECRET_KEY_WORDS,
     Check,
     _auth_param_ok,
+    _base64_text_ok,
     _bearer_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
     _curl_token_ok,
-    _element_ok,
     _generic_ok,
     _htpasswd_ok,
     _keyed,
+    _named_value_ok,
     _password_ok,
     _prose_ok,
     _prose_value_ok,
@@ -100,7 +101,7 @@ _AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
 _SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
 _SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
-_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?"
+_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?:[ \t]{0,16}\r?\n[ \t]{0,40})?(?=[\"'`]))" + _SP + r"(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?"
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
@@ -324,7 +325,7 @@ RULES: tuple[Rule, ...] = (
          anchor=_SECRET_ANCHOR),
     Rule("xml-secret-element", 2,
          _r(r"(?i)<(?P<k>" + _KEY + r")(?:[ \t][^<>\n]{0,200})?>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
-         ("pass", "pwd", "psk", "secret", "token", "key", "credential", "auth"), _element_ok),
+         ("pass", "pwd", "psk", "secret", "token", "key", "credential", "auth"), _named_value_ok),
     Rule("keyed-call-argument", 2,
          _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
@@ -348,7 +349,7 @@ RULES: tuple[Rule, ...] = (
     Rule("env-fallback-literal", 2,
          _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env(?=\())" + _SP + r"\(?" + _SP
             + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
-            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:)" + _SP + "|," + _SP + r")" + _QLIT),
+            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:|\{)" + _SP + "|," + _SP + r")" + _QLIT),
          ("getenv", "environ.get", "env.get", "env.fetch", "env("),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
     Rule("process-env-fallback", 2,
@@ -454,6 +455,32 @@ RULES: tuple[Rule, ...] = (
             + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de)" + _SP1
             + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
             + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
+    # "le mot de passe root est X", "das Passwort von root ist X": one word (after a preposition or not) between
+    Rule("password-prose-word", 2,
+         _r(r"(?i)\b(?:mot de passe|contraseña|contrasena|passwort|password|passwd|kennwort|senha|wachtwoord|pwd)" + _SP1
+            + r"(?:(?:de|du|von|für|for|of|do|da|van|del)" + _SP1 + r")?[\w.@-]{1,30}" + _SP1 + r"(?:" + _COPULAS
+            + r"|is|was)(?P<sep>" + _SP + r":?" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         ("mot de passe", "contrase", "passw", "kennwort", "senha", "wachtwoord", "pwd"), _prose_value_ok,
+         starts=_AT_KEYWORD),
+    # creds: admin / X, login: deploy / X (a user and a password written as a pair)
+    Rule("user-slash-password", 2,
+         _r(r"(?i)\b(?:creds|credentials|logins?|user/pass(?:word)?|username/password)" + _SP + r"[:=]" + _SP
+            + r"[\w.@+-]{1,64}" + _SP + "/" + _SP + r"(?P<s>[^\s/]{4,200})"),
+         ("creds", "credentials", "login", "user/pass", "username/password"), _prose_value_ok, starts=_AT_KEYWORD),
+    # tools that take a password as a plain argument or a short flag
+    Rule("ssh-keygen-passphrase", 2,
+         _r(r"\bssh-keygen\b[^\n|;&]{0,300}?[ \t]-[NP]" + _SP + r"(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
+         ("ssh-keygen",), _context_ok, starts=_AT_KEYWORD),
+    Rule("net-user-password", 2,
+         _r(r"(?i)\bnet" + _SP1 + r"user" + _SP1 + r"(?:\"[^\"\n]{1,100}\"|[^\s/\"]{1,100})" + _SP1
+            + r"(?P<s>" + _QV + r"|(?![/*])[^\s\"']{1,200})"), ("net user",), _context_ok, starts=_AT_KEYWORD),
+    Rule("echo-base64-decode", 2,
+         _r(r"\becho" + _SP1 + r"(?:-[ne]" + _SP1 + r")?['\"]?(?P<s>[A-Za-z0-9+/]{8,4000}={0,2})['\"]?" + _SP + r"\|" + _SP
+            + r"base64" + _SP1 + r"(?:-d|--decode|-D)\b"), ("base64",), _base64_text_ok,
+         starts=Starts(("echo",))),
+    Rule("hcl-variable-default", 2,
+         _r(r"\bvariable" + _SP1 + r"\"(?P<k>[\w.-]{1,70})\"" + _SP + r"\{[^{}]{0,400}?\bdefault" + _SP + "=" + _SP
+            + r"(?P<s>\"[^\"\n]{1,200}\")"), ("variable",), _named_value_ok, starts=_AT_KEYWORD),
     Rule("oauth-param", 2,
          _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
             + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok, starts=_AT_KEYWORD),
