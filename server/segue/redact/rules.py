@@ -101,7 +101,9 @@ _AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
 _SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
 _SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
-_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?:[ \t]{0,16}\r?\n[ \t]{0,40})?(?=[\"'`]))" + _SP + r"(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?"
+# (then: a literal on the next line after "(": key = (\n    "part" "part"\n))
+_SEP = (_SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP
+        + r"(?:\([ \t]{0,16}\r?\n[ \t]{0,40}(?=[\"'`]))?(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?")
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
          + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
