@@ -158,6 +158,12 @@ def _url_slash_ok(value: str, m: re.Match[str], text: str) -> bool:
     return "/" in value and not value.startswith("/") and _url_token_ok(value, m, text)
 
 
+def _scaleway_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """SCW + 17: digits and letters mixed (SCWABCDEFGHIJKLMNOPQ, SCWXXXXXXXXXXXXXXXXX are the docs' examples)."""
+    body = value[3:]
+    return _tier1_ok(value, m, text) and sum(c.isdigit() for c in body) >= 2 and sum(c.isalpha() for c in body) >= 2
+
+
 def _slack_ok(value: str, m: re.Match[str], text: str) -> bool:
     last = value.rsplit("-", 1)[-1]
     return _tier1_ok(value, m, text) and len(last) >= 10 and any(c.isdigit() for c in last)

@@ -120,6 +120,8 @@ def _prefixed(seg: str) -> bool:
             return True
         if _named_secret_prefix(parts) and (random_body(body, 12) or _UUID_RE.fullmatch(body)):
             return True
+        if k and parts[-1].lower() == "test" and random_body(body, 12):
+            return True  # vendor_test_<short random>: a test-mode key (rzp_test_…), as its live twin
     return False
 
 
@@ -328,7 +330,7 @@ def quoted_literals(text: str) -> list[Span]:
 _TOKEN_STR = "".join(sorted(_TOKEN_CHARS - {"+", "/", "~"}))
 _SHORT_BODY_RE = re.compile(r"[A-Za-z0-9]{12,15}(?![A-Za-z0-9_.~+/=-])")
 SHORT_MARKS = ("live_", "live-", "prod_", "prod-", "sbox_", "sandbox_", "secret_", "secret-", "sk_", "sk-", "rk_",
-               "pat_", "tkn_", "oat_")
+               "pat_", "tkn_", "oat_", "_test_", "-test-")
 _UUID_TAIL_RE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_.~+/=-])")
 _HEX8 = frozenset("0123456789abcdefABCDEF")
 
@@ -478,3 +480,30 @@ def command_output(text: str) -> list[Span]:
             if _names_secret_arg(m.group("cmd")):
                 out.append((*m.span("s"), "command-output"))
     return out
+
+
+# a named prefix and a body of short groups joined by dashes (sk-<vendor>-k3d9fqa-v72mxpe-…): no run of 16
+# alphanumerics for shaped_tokens to find; the groups together must look random and most hold a digit
+_GROUP_WORDS = ("sk", "key", "api", "apikey", "token", "tkn", "secret", "pat", "live", "prod", "access", "auth", "priv")
+GROUP_MARKS = tuple(w + "-" for w in _GROUP_WORDS)
+_GROUPS_RE = re.compile(r"(?:[A-Za-z0-9]{1,16}-){0,2}?(?P<body>[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){2,15})"
+                        r"(?![\w.-])")
+
+
+def grouped_tokens(text: str) -> list[Span]:
+    low = text.lower()
+    out: list[Span] = []
+    for mark in GROUP_MARKS:
+        i = low.find(mark)
+        while i >= 0:
+            if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+                m = _GROUPS_RE.match(text, i + len(mark))
+                if m is not None:
+                    groups = m.group("body").split("-")
+                    body = "".join(groups)
+                    digits = sum(any(c.isdigit() for c in g) and any(c.isalpha() for c in g) for g in groups)
+                    if (digits * 2 >= len(groups) and random_body(body, 16) and shannon(body) >= 3.5
+                            and not _UUID_RE.fullmatch(m.group("body"))):
+                        out.append((i, m.end(), "prefixed-token"))
+            i = low.find(mark, i + 1)
+    return sorted(set(out))

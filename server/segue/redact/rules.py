@@ -26,6 +26,7 @@ from segue.redact.checks import (
     _password_ok,
     _prose_ok,
     _prose_value_ok,
+    _scaleway_ok,
     _secret_flag_ok,
     _secret_ok,
     _slack_ok,
@@ -38,8 +39,10 @@ from segue.redact.checks import (
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
+    GROUP_MARKS,
     SHORT_MARKS,
     command_output,
+    grouped_tokens,
     k8s_secret_values,
     prefixed_uuids,
     prose_as,
@@ -198,6 +201,10 @@ RULES: tuple[Rule, ...] = (
     Rule("grafana-token", 1,
          _r(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}"),
          ("glsa_", "glc_", "eyjrijoi"), _tier1_ok, starts=_AT_KEYWORD),
+    # ClickUp personal tokens: pk_<user id>_<32 upper-case alphanumerics> (Stripe's pk_live_/pk_test_ are public)
+    Rule("clickup-token", 1, _r(r"\bpk_\d{4,12}_[A-Z0-9]{32}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
+    # Scaleway access keys: SCW and 17 upper-case alphanumerics
+    Rule("scaleway-access-key", 1, _r(r"\bSCW[A-Z0-9]{17}\b"), ("scw",), _scaleway_ok, starts=_AT_KEYWORD),
     Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
          starts=_AT_KEYWORD),
     Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
@@ -209,6 +216,8 @@ RULES: tuple[Rule, ...] = (
     # credential (rzp_live_…), a UUID body after one (access-production-<uuid>)
     Rule("prefixed-short-token", 1, _r(r"(?:" + "|".join(map(re.escape, SHORT_MARKS)) + r")[A-Za-z0-9]{12}"),
          SHORT_MARKS, finder=short_prefixed),
+    Rule("grouped-token", 1, _r(r"(?:" + "|".join(map(re.escape, GROUP_MARKS)) + r")[A-Za-z0-9]{3,12}-[A-Za-z0-9]{3,12}-"),
+         GROUP_MARKS, finder=grouped_tokens),
     Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
