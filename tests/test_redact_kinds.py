@@ -40,6 +40,10 @@ KNOWN_PREFIX = [
     ("here is my clickup key: pk_81234567_Q7XK2M9TZP4WB6RJ1N8CV3YD5HLF0GSA", "Q7XK2M9TZP4WB6RJ1N8CV3YD5HLF0GSA"),
     ("SCALEWAY_ACCESS_KEY=SCW8K2Q7MZX4RTV9BN3P\n", "SCW8K2Q7MZX4RTV9BN3P"),
     ("Mein Zugang geht nicht, Schlüssel SCWQ4N8ZK2V7MRX3TB9P", "SCWQ4N8ZK2V7MRX3TB9P"),
+    ("aws_session_token = IQoJb3JpZ2luX2VjEK3" + "q8ZtR2vLx7WmK4pN9cYb+/" * 6, "q8ZtR2vLx7WmK4pN9cYb+/" * 6),
+    ("const s = { token: process.env.STS ?? 'FwoGZXIvYXdzE" + "Lx7WmK4pN9cYbq8ZtR2v/+" * 6 + "' }", "Lx7WmK4pN9cYbq8ZtR2v/+" * 6),
+    ('{"name": "organizations/1b2c3d4e-0000-4a1b-9c8d-7e6f5a4b3c2d/apiKeys/9f8e7d6c-1111-4b2a-8c3d-2e1f0a9b8c7d"}',
+     "9f8e7d6c-1111-4b2a-8c3d-2e1f0a9b8c7d"),
 ]
 
 # kind 3: a value found under a key, shown again elsewhere
@@ -121,6 +125,7 @@ ENCODED = [
 FILES = [
     (f"$ cat config/master.key\n{H}\n$ ls", H), (f"$ cat ~/.config/acme/token\n{T}Jk\n", f"{T}Jk"),
     (f"$ acme config get api-token\n{T}Rs\n", f"{T}Rs"),
+    (f"2026-03-01T10:00:00Z ##[debug]Evaluating: secrets.DEPLOY_TOKEN\n2026-03-01T10:00:00Z ##[debug]Result: '{T}Dd'", f"{T}Dd"),
     (f"-----BEGIN OpenVPN Static key V1-----\n{H}\n{H[::-1]}\n-----END OpenVPN Static key V1-----", H[::-1]),
     ("untrusted comment: minisign encrypted secret key\nRWRTY0IyQ2hH3kq8ZtR2vLx7WmK4pN9cYbT5aLw0Xe7sDf1Gh6Jk2Lm4Np8Qr3St"
      "9Uv+Wx/Yz0Ab5Cd7Ef2Gh4Ij6Kl8Mn0Op1Qr3St5Uv7Wx9Yz0Ab2Cd4Ef6Gh8Ij0Kl1Mn3Op5Qr7St9Uv0Wx2Yz4Ab6Cd8E==",

@@ -95,7 +95,8 @@ class Rule:
 _QV = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`)"""
 _BARE = r"""[^\s'"`]{1,200}"""
 _VAL = rf"(?P<s>{_QV}|{_BARE})"
-_QLIT = r"""(?P<s>"[^"\n]{4,200}"|'[^'\n]{4,200}'|`[^`\n]{4,200}`)"""  # a quoted literal of 4+ characters
+# a quoted literal of 4+ characters (up to 4000: session tokens and JWTs are long)
+_QLIT = r"""(?P<s>"[^"\n]{4,4000}"|'[^'\n]{4,4000}'|`[^`\n]{4,4000}`)"""
 # a key: an identifier of up to ~70 characters; which words make it a secret's name is decided in
 # Python (key_words), where it is cheaper and clearer than in a regex
 _KW_ANY = r"(?:pass|pwd|pw|secret|token|key|cred|auth|contrase|senha|wachtwoord)"
@@ -203,6 +204,16 @@ RULES: tuple[Rule, ...] = (
          ("glsa_", "glc_", "eyjrijoi"), _tier1_ok, starts=_AT_KEYWORD),
     # ClickUp personal tokens: pk_<user id>_<32 upper-case alphanumerics> (Stripe's pk_live_/pk_test_ are public)
     Rule("clickup-token", 1, _r(r"\bpk_\d{4,12}_[A-Z0-9]{32}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
+    # AWS STS session tokens: base64 of a fixed header (the "origin" ones IQoJb3JpZ2luX2Vj…, the older FwoGZXIvYXdzE…)
+    Rule("aws-session-token", 1, _r(r"\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,4000}={0,2}"),
+         ("iqojb3jpz2lux2vj", "fwogzxivyxdze"), _tier1_ok, starts=_AT_KEYWORD),
+    # Coinbase Developer Platform API key names (organizations/<uuid>/apiKeys/<uuid>), shown with their private key
+    Rule("coinbase-cdp-key-name", 1, _r(r"\borganizations/[0-9a-f-]{36}/apiKeys/[0-9a-f-]{36}\b"), ("/apikeys/",),
+         _tier1_ok),
+    # GitHub Actions debug logs print an evaluated secret: "Evaluating: secrets.X" then "Result: '…'"
+    Rule("actions-debug-secret", 2,
+         _r(r"Evaluating: secrets\.[\w-]{1,100}[ \t]{0,4}\r?\n[^\n]{0,40}?Result: (?P<s>'[^'\n]{1,4000}'|\S{1,4000})"),
+         ("evaluating: secrets.",), _context_ok),
     # Scaleway access keys: SCW and 17 upper-case alphanumerics
     Rule("scaleway-access-key", 1, _r(r"\bSCW[A-Z0-9]{17}\b"), ("scw",), _scaleway_ok, starts=_AT_KEYWORD),
     Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
