@@ -151,6 +151,70 @@ DEFECTS = [
 CASES = PREFIX_BODY + KNOWN_PREFIX + REPEATED + PW_KEYS + QUOTED + CODE_BETWEEN + TOOLS + SQL + URLS + ENCODED + FILES \
     + PROSE + DEFECTS
 
+# the same kinds where agents meet them: compose files, Dockerfiles, CI, Helm, connection strings in Go/Java/C#,
+# PHP, Rust, Spring properties, AWS config, logs, curl, wget, package-registry URLs, prompts
+P2, T2, H2 = "Hk3$vQ9zLm2", "W7nQ2xLr9KpZ4vTm8cYd", "4f9b2c7e1a0d83f6b5e2c9a147d06e3b"
+IN_THE_WILD = [x for x in [
+ (f"services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_PASSWORD: {P2}\n", P2),
+ (f"docker run -e MYSQL_ROOT_PASSWORD={P2} -d mysql:8", P2),
+ (f"docker run --env API_TOKEN={T2} app", T2),
+ (f"ENV STRIPE_SECRET={T2}", T2),
+ (f"ARG NPM_TOKEN={T2}", T2),
+ (f"      - name: Login\n        run: echo {T2} | docker login ghcr.io -u bot --password-stdin", T2),
+ (f"env:\n  SONAR_TOKEN: {T2}\n", T2),
+ (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: {P2}\n", P2),
+ (f"  --set auth.password={P2}", P2),
+ (f"helm install x --set postgresql.auth.postgresPassword={P2}", P2),
+ (f'db, err := sql.Open("postgres", "user=app password={P2} host=db sslmode=disable")', P2),
+ (f'String url = "jdbc:mysql://db:3306/app?user=app&password={P2}";', P2),
+ (f'var conn = "Server=db;Database=app;User Id=sa;Password={P2};";', P2),
+ (f"$password = '{P2}';", P2), (f"define('DB_PASSWORD', '{P2}');", P2),
+ (f"config.api_key = '{T2}'", T2), (f'client := api.New("{T2}")', None),
+ (f"spring.datasource.password={P2}", P2), (f"mail.smtp.password = {P2}", P2),
+ (f'  "clientSecret": "{T2}",', T2), (f"AZURE_CLIENT_SECRET={T2}", T2),
+ (f"[default]\naws_access_key_id = AKIAQ7XK2M9TZP4WB6RJ\naws_secret_access_key = {T2}Ab3dE5gH7jK9mN1pQ2sT", f"{T2}Ab3dE5gH7jK9mN1pQ2sT"),
+ (f"2024-05-01 12:00:01 INFO connecting with token={T2}", T2),
+ (f'DEBUG request headers: {{"Authorization": "Bearer {T2}", "Accept": "*/*"}}', T2),
+ (f"< Set-Cookie: session={T2}; Path=/; HttpOnly", T2),
+ (f"redis://:{P2}@cache:6379/0", P2),
+ (f"mongodb+srv://app:{P2}@cluster0.example.net/db", P2),
+ (f"amqp://guest:{P2}@rabbit:5672/", P2),
+ (f"export OPENAI_API_KEY=sk-proj-{T2}T3BlbkFJ{T2}", f"sk-proj-{T2}"),
+ (f"> my api key is {T2} please use it", T2),
+ (f"the db password is {P2}", P2), (f"use password {P2} for the admin user", P2),
+ (f"pip install --index-url https://__token__:{T2}@pypi.example.com/simple pkg", T2),
+ (f"npm config set //registry.example.com/:_authToken {T2}", T2),
+ (f"git clone https://oauth2:{T2}@gitlab.example.com/g/p.git", T2),
+ (f"kubectl create secret generic db --from-literal=password={P2}", P2),
+ (f"aws configure set aws_secret_access_key {T2}Ab3dE5gH7jK9mN1pQ2sT", f"{T2}Ab3dE5gH7jK9mN1pQ2sT"),
+ ("gcloud auth activate-service-account --key-file=k.json\n\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n\"", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"),
+ (f"SECRET_KEY = '{T2}-x9!q'", f"{T2}-x9!q"),
+ (f"JWT_SECRET={H2}", H2), (f"encryption_key: {H2}", H2), (f"HMAC_KEY={H2}", H2),
+ (f'webhook_url = "https://hooks.slack.com/services/T01ABCDEF/B02GHIJKL/{T2}Zk9q"', f"{T2}Zk9q"),
+ (f"psql postgresql://app:{P2}@db/app -c 'select 1'", P2),
+ (f"PGPASSWORD={P2} psql -h db -U app", P2),
+ (f"mysql -uroot -p{P2} -e 'show databases'", P2),
+ (f"sshpass -p '{P2}' ssh root@host", P2),
+ (f"curl -H 'X-API-Key: {T2}' https://api.example.com", T2),
+ (f"curl -H \"PRIVATE-TOKEN: {T2}\" https://gitlab.example.com/api/v4/projects", T2),
+ (f"curl --header 'Authorization: token {T2}' https://api.github.com", T2),
+ (f"wget --password={P2} ftp://files.example.com/a", P2),
+ (f"$ env | grep TOKEN\nGITHUB_TOKEN={T2}\n", T2),
+ (f"ruby: Rails.application.credentials.secret_key_base = '{H2}{H2}'", f"{H2}{H2}"),
+ (f'  <add key="StorageKey" value="{T2}Ab3dE5gH7jK9mN1pQ2sT==" />', f"{T2}Ab3dE5gH7jK9mN1pQ2sT=="),
+ (f"private static final String API_KEY = \"{T2}\";", T2),
+ (f"let token: &str = \"{T2}\";", T2),
+ (f'const PASSWORD: &str = "{P2}";', P2),
+ (f"export const apiKey = '{T2}';", T2),
+ (f"new BasicAuth(\"admin\", \"{P2}\")", None),
+ (f"auth = ('admin', '{P2}')", P2),
+ (f"requests.get(url, auth=HTTPBasicAuth('admin', '{P2}'))", P2),
+ (f"login('admin', '{P2}')", P2),
+ (f"Password: {P2}\nConfirm password: {P2}", P2),
+] if x[1] is not None]
+
+CASES += IN_THE_WILD
+
 
 @pytest.mark.parametrize("text,secret", CASES)
 def test_kind_redacted(r: Redactor, text: str, secret: str) -> None:
@@ -178,6 +242,17 @@ LOOK_ALIKES = [
     "variable \"db_password\" {\n  type      = string\n  sensitive = true\n}",
     "passwords:\n  - ${DB_PASS}", "key-value-store-config-file", "use-the-default-password-policy-here",
     "the creds: see vault / ask ops", "GET /v1/items?limit=5&sortKey=createdAt HTTP/1.1",
+
+ "image: postgres:16\nports:\n  - 5432:5432", "password_hash = bcrypt.hashpw(pw, bcrypt.gensalt())",
+ "if not token: raise ValueError('missing token')", "def get_secret(name: str) -> str:",
+ "--password-stdin", "token_type: bearer", "The API key must be 32 characters long.",
+ "key = cache_key(user.id, 'profile')", "sha1: 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
+ "secretName: db-credentials", "tokenizer = AutoTokenizer.from_pretrained('bert-base-uncased')",
+ "passport.use(new LocalStrategy(verify))", "kubectl get secret db -o yaml",
+ "ERROR: password authentication failed for user \"app\"", "export PATH=$HOME/.local/bin:$PATH",
+ "Authorization: Bearer ${TOKEN}", "password: ${{ secrets.DB_PASSWORD }}", "api_key: os.environ['API_KEY']",
+ "docker build --secret id=npm,src=$HOME/.npmrc .", "@pytest.fixture\ndef api_key(): return make_key()",
+ "git log --oneline 4f9b2c7..e1a0d83", "uuid = '3b1d7e0c-8a4f-4c2e-9b6d-1f0e2a3c4d5e'",
 ]
 
 

@@ -113,9 +113,13 @@ def _between_quotes(value: str) -> bool:
     return _BETWEEN_END_RE.search(inner) is not None and re.search(r"[\s()\[\]{}\"'`]", inner) is not None
 
 
+# a flag's value that names where the secret is, not the secret: docker build --secret id=npm,src=~/.npmrc
+_SECRET_SPEC_RE = re.compile(r"(?i)[\"']?(?:id|src|source|env|type|target|file|name|mode)=[^,\s]{0,200}(?:,|[\"']?$)")
+
+
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Tier 2 keyword contexts: any real-looking value, placeholders excepted."""
-    if is_placeholder(value) or _between_quotes(value):
+    if is_placeholder(value) or _between_quotes(value) or _SECRET_SPEC_RE.match(value):
         return False
     if _unquote(value).lower() == "changeme":
         line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
@@ -199,6 +203,9 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     key = m.group("k")
     if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
         return _password_ok(value, m, text)
+    if key.lower() == "key":  # "my api key is …": the qualifier is the word before, in prose
+        before = text[max(0, m.start() - 20) : m.start()].rstrip().rsplit(None, 1)
+        key = (before[-1] if before else "") + "_key"
     if not (_names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)):
         return False
     if _quoted(value):
@@ -375,6 +382,14 @@ def _base64_text_ok(value: str, m: re.Match[str], text: str) -> bool:
     if raw is None or len(raw) < 6:
         return False
     return sum(32 <= b < 127 for b in raw) >= 0.9 * len(raw) and _context_ok(value, m, text)
+
+
+def _auth_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """auth('user', 'X'): X is a password unless it is a placeholder or a word the code names (not a scheme)."""
+    core = _unquote(value)
+    if _NOT_SECRET_KEYS_RE.search(m.group("k")) or " " in core.strip() or core.lower() in _STOPWORDS:
+        return False
+    return _context_ok(value, m, text)
 
 
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:

@@ -12,6 +12,7 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _auth_pair_ok,
     _auth_param_ok,
     _base64_text_ok,
     _bearer_ok,
@@ -110,7 +111,7 @@ _SEP = (_SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP
         + r"(?:\([ \t]{0,16}\r?\n[ \t]{0,40}(?=[\"'`]))?(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?")
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
-         + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
+         + r"(?:&(?:'static" + _SP1 + r")?)?(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
 _PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "psk", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
                 "hasło", "lösenord", "salasana")
 _PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|psk|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
@@ -489,6 +490,19 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b(?:creds|credentials|logins?|user/pass(?:word)?|username/password)" + _SP + r"[:=]" + _SP
             + r"[\w.@+-]{1,64}" + _SP + "/" + _SP + r"(?P<s>[^\s/]{4,200})"),
          ("creds", "credentials", "login", "user/pass", "username/password"), _prose_value_ok, starts=_AT_KEYWORD),
+    # a user and a password handed to an auth call or tuple: auth=('admin', '…'), HTTPBasicAuth("u", "…"),
+    # login('u', '…'), new NetworkCredential("u", "…")
+    Rule("auth-call-pair", 2,
+         _r(r"(?i)(?<![\w.])(?P<k>[\w.]{0,40}(?:auth|login|credentials?|signin|sign_in))" + _SP + r"(?:=" + _SP + r")?\("
+            + _SP + r"(?:u?[\"'][^\"'\n]{1,100}[\"']|[A-Za-z_][\w.]{0,60})" + _SP + "," + _SP
+            + r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')"),
+         ("auth", "login", "credential", "signin", "sign_in"), _auth_pair_ok,
+         gate=_r(r"(?i)(?:auth|login|credentials?|signin|sign_in)" + _SP + r"(?:=" + _SP + r")?\(" + _SP + r"[\w\"']")),
+    # a secret piped into a command that reads it from stdin (echo X | docker login --password-stdin)
+    Rule("stdin-secret", 2,
+         _r(r"\b(?:echo|printf)" + _SP1 + r"(?:-n" + _SP1 + r"|'%s'" + _SP1 + r"|\"%s\"" + _SP1 + r")?(?P<s>" + _QV
+            + r"|[^\s|$'\"]{4,200})" + _SP + r"\|[^\n|]{0,200}?(?:-stdin\b|\blogin\b[^\n|]{0,100}?--?p(?:assword)?-?stdin)"),
+         ("stdin",), _context_ok, starts=Starts(("echo", "printf"))),
     # tools that take a password as a plain argument or a short flag
     Rule("ssh-keygen-passphrase", 2,
          _r(r"\bssh-keygen\b[^\n|;&]{0,300}?[ \t]-[NP]" + _SP + r"(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
