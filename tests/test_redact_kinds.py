@@ -31,6 +31,9 @@ PREFIX_BODY = [
     ("ok pasted it:\n\nsk-nimbus-k3d9fqa-v72mxpe-0hq4rzt-w8c2b6n\n\nstill 401", "sk-nimbus-k3d9fqa-v72mxpe-0hq4rzt-w8c2b6n"),
     ("Authorization header was key-7hq2w-9xk4m-p3v8z-t6c1r-b5n0d, got 403", "key-7hq2w-9xk4m-p3v8z-t6c1r-b5n0d"),
     ("ValueError: invalid credential 'plq_test_Xb4r9TqW2mZk1s' for tenant acme", "plq_test_Xb4r9TqW2mZk1s"),
+    # base64url bodies whose - and _ leave no 16 alphanumerics in a row
+    ("here you go: dkx_pat_Kq8Zt-R2vLx7W_mK4pN9c-Yb3Tq8", "Kq8Zt-R2vLx7W_mK4pN9c-Yb3Tq8"),
+    ("curl -H 'Authorization: Bearer' x; token sq9atp-jIbH-3SqxkXIXvoZ_2Z0Vo", "jIbH-3SqxkXIXvoZ_2Z0Vo"),
 ]
 
 # kind 2: known prefixes with the body rule too strict (charset, length, infix)
@@ -234,7 +237,8 @@ LOOK_ALIKES = [
     "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     '"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR8anu1v6vN6dVNYw=="',
     "commit 3f9a2b7c4d1e8f6a0b5c2d9e7f1a4b8c3d6e0f2a", "docker pull registry.example.com/app@sha256:" + "ab12" * 16,
-    "request-id: 3b1d7e0c-8a4f-4c2e-9b6d-1f0e2a3c4d5e", "font-family: -apple-system-body-regular-text",
+    "request-id: 3b1d7e0c-8a4f-4c2e-9b6d-1f0e2a3c4d5e", "pod/api-server-7d9f8b6c5-x2kqp-canary-1 Running",
+    "HAVE_LINUX_CAN_J1939_H = 1", "git checkout feature/redact-base64url-bodies-v2", "font-family: -apple-system-body-regular-text",
     "$ cat README.md\nThis project builds the parser and the renderer.",
     "$ cat ~/.ssh/id_ed25519.pub\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHb3Jm9kZ2Vy7sWq1vN8pT2xYk3LmZ9aQcR4eF6gH0jK me@x",
     "the password root is not the problem", "net user guest /active:no",

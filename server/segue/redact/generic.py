@@ -19,7 +19,16 @@ from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
 
 Span = tuple[int, int, str]
 
-_RUN16 = re.compile(r"[A-Za-z0-9]{16}")
+# 16 token characters: base64url bodies (dckr_pat_…, sq0atp-…) often hold no 16 alphanumerics in a row
+_RUN16 = re.compile(r"[A-Za-z0-9_-]{16}")
+_DIGIT_RE = re.compile(r"\d")
+_ALNUM16_RE = re.compile(r"[A-Za-z0-9]{16}")
+# a token with no 16 alphanumerics in a row is judged only if an upper-case letter and a digit are close (base64url
+# bodies always have them; branch names, pod names and kebab-case words do not); SHAPE_GATE is what any judged
+# token holds
+_UPPER_DIGIT = r"[A-Z][A-Za-z0-9_-]{0,15}[0-9]|[0-9][A-Za-z0-9_-]{0,15}[A-Z]"
+_UPPER_DIGIT_RE = re.compile(_UPPER_DIGIT)
+SHAPE_GATE = r"[A-Za-z0-9]{16}|" + _UPPER_DIGIT
 # "=" ends a token (key=value) except as base64 padding, which is taken after the run
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _MAX_TOKEN = 2000
@@ -230,6 +239,11 @@ def shaped_tokens(text: str) -> list[Span]:
             if b < n and text[b] == "=":
                 b += 1
         covered = b
+        tok = text[a:b]
+        if (tok.islower() or tok.isupper()) and _DIGIT_RE.search(tok) is None:
+            continue  # snake_case and CONSTANT names: a random body has digits or both cases
+        if _ALNUM16_RE.search(tok) is None and (tok.islower() or tok.isupper() or _UPPER_DIGIT_RE.search(tok) is None):
+            continue  # pieces of 15 or fewer joined by - or _: UUIDs, pod names, NAME_H1 constants, unless base64url
         url = text.startswith("//", a) and text[a - 1 : a] == ":"
         while a < b and text[a] in "_.~+/-":
             a += 1
@@ -467,12 +481,13 @@ def _names_secret_arg(cmd: str) -> bool:
 def command_output(text: str) -> list[Span]:
     out: list[Span] = []
     for lit, rx in _PROMPT_RES:
-        if lit not in text:
-            continue
-        for m in rx.finditer(text):
-            line_start = text.rfind("\n", 0, m.start()) + 1
-            if text[line_start : m.start()].strip():
-                continue  # the prompt is not at the start of its line
+        i = text.find(lit)
+        while i >= 0:  # a prompt starts its line: str.find, then one match there (a "$" inside a line costs nothing)
+            line_start = text.rfind("\n", 0, i) + 1
+            m = None if text[line_start:i].strip(" \t") else rx.match(text, i)
+            i = text.find(lit, i + 1)
+            if m is None:
+                continue
             value = m.group("s")
             core = re.sub(r"[-_.+/=~]", "", value)
             if not (random_body(core, 16) or (_HEX_RE.fullmatch(core) and len(core) >= 32)):

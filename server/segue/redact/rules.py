@@ -41,6 +41,7 @@ from segue.redact.checks import (
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
     GROUP_MARKS,
+    SHAPE_GATE,
     SHORT_MARKS,
     command_output,
     grouped_tokens,
@@ -123,6 +124,9 @@ _SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pas
 # "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
 _COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+_CURL_ANCHOR = re.compile(r"-(?<!\S-)(?:u|-user|a|-auth)")
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -222,8 +226,8 @@ RULES: tuple[Rule, ...] = (
     Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
     # prefix + random body (acme_live_8fK2…), long random runs, base64 that decodes to a secret: judged in
     # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
-    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
-         gate=_r(r"[A-Za-z0-9]{16}")),
+    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9_-]{16}"), whole_text=True, finder=shaped_tokens,
+         gate=_r(SHAPE_GATE)),
     # the same judged where the 16-alphanumeric scan cannot look: a short body after a prefix that names a
     # credential (rzp_live_…), a UUID body after one (access-production-<uuid>)
     Rule("prefixed-short-token", 1, _r(r"(?:" + "|".join(map(re.escape, SHORT_MARKS)) + r")[A-Za-z0-9]{12}"),
@@ -243,14 +247,15 @@ RULES: tuple[Rule, ...] = (
             r"(?P<s>[^\s/\"'<>]{1,200})@"), ("://",),
          _url_ok, gate=_r(r"://[^\s:/\"'<>]{0,201}:[^\s/\"'<>]{1,200}@"),
          starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
+    # curl -u / httpie -a: both rules start where the flag is (one scan, shared by the anchor cache)
     Rule("curl-user", 2,
          _r(r"(?<!\S)(?:-u|--user|-a|--auth)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
             r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl", "http"), _curl_ok,
-         anchor=re.compile(r"(?<!\S)-(?:u|-user|a|-auth)")),
+         anchor=_CURL_ANCHOR),
     # an API key sent as the user with an empty password (curl -u sk_…: , https://TOKEN@host)
     Rule("curl-user-token", 2,
          _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?(?P<s>[^\s:'\"$]{16,200}):['\"]?(?![^\s'\"])"), ("curl",),
-         _curl_token_ok, anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
+         _curl_token_ok, anchor=_CURL_ANCHOR),
     Rule("url-token-user", 2,
          _r(r"://(?P<s>[A-Za-z0-9_.~+=-]{16,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",), _url_token_ok,
          gate=_r(r"(?i)://[a-z0-9_.~+=-]{16,200}@")),
