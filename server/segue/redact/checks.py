@@ -147,6 +147,14 @@ def _random_token(value: str, min_len: int = 16) -> bool:
     return random_body(re.sub(r"[-_.+/=~]", "", value), min_len)
 
 
+def _random_tail(core: str) -> bool:
+    """The last piece of a snake_case or letters-only value looks random (16+ characters)."""
+    from segue.redact.generic import random_body  # generic imports this module
+
+    tail = re.split(r"[_.-]", core)[-1]
+    return len(tail) >= 16 and random_body(tail, 16) and shannon(tail) >= 3.5
+
+
 def _curl_token_ok(value: str, m: re.Match[str], text: str) -> bool:
     """curl -u TOKEN: — the user is a key (Stripe, Mailgun style): only when it looks random."""
     return _curl_ok(value, m, text) and (_random_token(value) or re.fullmatch(r"[0-9a-f]{32,64}", value) is not None)
@@ -237,8 +245,10 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
         return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
-    if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core) or _message(core, m):
+    if len(core) < 6 or _message(core, m):
         return False
+    if re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
+        return _random_tail(core)  # a name or code, unless its last piece is random (pk_b9f6…, MKXedHsyaUbZYChO)
     return not re.fullmatch(r"\d{1,12}", core)  # counts, ports, ids
 
 

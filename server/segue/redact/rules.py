@@ -219,6 +219,19 @@ RULES: tuple[Rule, ...] = (
     Rule("actions-debug-secret", 2,
          _r(r"Evaluating: secrets\.[\w-]{1,100}[ \t]{0,4}\r?\n[^\n]{0,40}?Result: (?P<s>'[^'\n]{1,4000}'|\S{1,4000})"),
          ("evaluating: secrets.",), _context_ok),
+    # Atlassian API tokens (ATATT3…, ATCTT3… for Confluence/Jira Cloud), with their trailing =<8 hex> checksum
+    Rule("atlassian-api-token", 1, _r(r"\bAT[AC]TT3[A-Za-z0-9_-]{60,400}(?:=[A-Fa-f0-9]{8})?"), ("atatt3", "atctt3"),
+         _tier1_ok, starts=_AT_KEYWORD),
+    # Airtable personal access tokens: pat<14>.<64 hex>
+    Rule("airtable-pat", 1, _r(r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"), ("pat",), _tier1_ok, gate=_r(r"(?i)\.[a-f0-9]{64}")),
+    # Klaviyo private keys (pk_ and 34 hex; Stripe's public pk_live_/pk_test_ have letters after pk_)
+    Rule("klaviyo-private-key", 1, _r(r"\bpk_[a-f0-9]{34}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
+    # Google OAuth refresh tokens (1//0…), Asana personal access tokens (1/ or 2/<ids>:<32 hex>), New Relic license
+    # keys (36 hex and the NRAL suffix)
+    Rule("google-refresh-token", 1, _r(r"(?<![\w/])1//0[A-Za-z0-9_-]{40,400}"), ("1//0",), _tier1_ok),
+    Rule("asana-pat", 1, _r(r"(?<![\w/])[0-2]/\d{10,20}/\d{10,20}:[a-f0-9]{32}\b"), ("0/", "1/", "2/"), _tier1_ok,
+         gate=_r(r"(?i)/\d{10,20}:[a-f0-9]{32}")),
+    Rule("newrelic-license-key", 1, _r(r"\b[A-Fa-f0-9]{36}NRAL\b"), ("nral",), _tier1_ok),
     # Scaleway access keys: SCW and 17 upper-case alphanumerics
     Rule("scaleway-access-key", 1, _r(r"\bSCW[A-Z0-9]{17}\b"), ("scw",), _scaleway_ok, starts=_AT_KEYWORD),
     Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
