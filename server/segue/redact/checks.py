@@ -399,6 +399,8 @@ def _auth_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
     core = _unquote(value)
     if _NOT_SECRET_KEYS_RE.search(m.group("k")) or " " in core.strip() or core.lower() in _STOPWORDS:
         return False
+    if core.startswith("/") or "://" in core or re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)*", core):
+        return False  # a path, a URL, a region or a slug: auth('GET', '/api/v1'), credentials("aws", "us-east-1")
     return _context_ok(value, m, text)
 
 

@@ -490,7 +490,8 @@ def command_output(text: str) -> list[Span]:
                 continue
             value = m.group("s")
             core = re.sub(r"[-_.+/=~]", "", value)
-            if not (random_body(core, 16) or (_HEX_RE.fullmatch(core) and len(core) >= 32)):
+            hex_ok = _HEX_RE.fullmatch(core) is not None and len(core) >= 32
+            if _UUID_RE.fullmatch(value) or not (random_body(core, 16) or hex_ok):
                 continue
             if _names_secret_arg(m.group("cmd")):
                 out.append((*m.span("s"), "command-output"))
