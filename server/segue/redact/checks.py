@@ -404,6 +404,12 @@ def _auth_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
     return _context_ok(value, m, text)
 
 
+def _pgpass_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """host:port:db:user:password: the host is * or a name or address (a letter or a dot), not a time (10:30:…)."""
+    host = m.group("h")
+    return (host == "*" or re.search(r"[A-Za-z.]", host) is not None) and _context_ok(value, m, text)
+
+
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
     """htpasswd takes the password on the command line only with -b."""
     return "b" in m.group("f") and _context_ok(value, m, text)

@@ -25,6 +25,7 @@ from segue.redact.checks import (
     _keyed,
     _named_value_ok,
     _password_ok,
+    _pgpass_ok,
     _prose_ok,
     _prose_value_ok,
     _scaleway_ok,
@@ -382,8 +383,8 @@ RULES: tuple[Rule, ...] = (
          _context_ok),
     # a .pgpass line without the file's name: host (or *):port (or *):database:user:password, alone on its line
     Rule("pgpass-shape", 2,
-         _r(r"(?m)^(?:\*|[A-Za-z0-9_.-]{0,252}[A-Za-z.][A-Za-z0-9_.-]{0,252}):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}"
-            r":(?P<s>\S{4,200})$"), check=_context_ok, gate=_r(r"(?i):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}:[^\s]")),
+         _r(r"(?m)^(?P<h>\*|[A-Za-z0-9_.-]{1,253}):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}"
+            r":(?P<s>\S{4,200})$"), check=_pgpass_ok, gate=_r(r"(?i):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}:[^\s]")),
     # minisign and signify secret keys: base64 of "Ed" + the KDF's name ("Sc" scrypt, "BK" bcrypt)
     Rule("minisign-secret-key", 1, _r(r"\b(?:RWRTY0Iy|RWRCSw)[A-Za-z0-9+/]{100,400}={0,2}"), ("rwrty0iy", "rwrcsw"),
          _tier1_ok, starts=_AT_KEYWORD),
