@@ -23,10 +23,10 @@ Span = tuple[int, int, str]
 _RUN16 = re.compile(r"[A-Za-z0-9_-]{16}")
 _DIGIT_RE = re.compile(r"\d")
 _ALNUM16_RE = re.compile(r"[A-Za-z0-9]{16}")
-# a token with no 16 alphanumerics in a row is judged only if an upper-case letter and a digit are close (base64url
-# bodies always have them; branch names, pod names and kebab-case words do not); SHAPE_GATE is what any judged
-# token holds
-_UPPER_DIGIT = r"[A-Z][A-Za-z0-9_-]{0,15}[0-9]|[0-9][A-Za-z0-9_-]{0,15}[A-Z]"
+# a token with no 16 alphanumerics in a row is judged only if a digit follows an upper-case letter closely (random
+# base64url bodies almost always have one; branch names, pod names and kebab-case words do not); SHAPE_GATE is what
+# any judged token holds (one more branch costs every call ~0.2 µs, so only this order)
+_UPPER_DIGIT = r"[A-Z][A-Za-z0-9_-]{0,15}[0-9]"
 _UPPER_DIGIT_RE = re.compile(_UPPER_DIGIT)
 SHAPE_GATE = r"[A-Za-z0-9]{16}|" + _UPPER_DIGIT
 # "=" ends a token (key=value) except as base64 padding, which is taken after the run
