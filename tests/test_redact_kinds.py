@@ -49,7 +49,7 @@ KNOWN_PREFIX = [
     ("AIRTABLE=patQ7xK2m9TzP4wB6.3f9a2b7c4d1e8f6a0b5c2d9e7f1a4b8c3d6e0f2a9b8c7d6e5f4a3b2c1d0e9f8a",
      "3f9a2b7c4d1e8f6a0b5c2d9e7f1a4b8c3d6e0f2a9b8c7d6e5f4a3b2c1d0e9f8a"),
     ("newrelic license_key 0a1b2c3d4e5f60718293a4b5c6d7e8f90a1bNRAL in newrelic.yml", "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1bNRAL"),
-    ("refresh: 1//0gKq8ZtR2vLx7WmK4pN9cYb3Tq8Lw0Xe7sDf1Gh6Jk2Lm4Np8Qr3", "Kq8ZtR2vLx7WmK4pN9cYb3Tq8Lw0Xe7sDf1Gh6Jk2Lm4Np8Qr3"),
+    ('{"refresh_token": "1//0gKq8ZtR2vLx7WmK4pN9cYb3Tq8Lw0Xe7sDf1Gh6Jk2Lm4Np8Qr3"}', "Kq8ZtR2vLx7WmK4pN9cYb3Tq8Lw0Xe7sDf1Gh6Jk2Lm4Np8Qr3"),
     ("  api_secret: MKXedHsyaUbZYChOqTrw", "MKXedHsyaUbZYChOqTrw"),
     ("aws_session_token = IQoJb3JpZ2luX2VjEK3" + "q8ZtR2vLx7WmK4pN9cYb+/" * 6, "q8ZtR2vLx7WmK4pN9cYb+/" * 6),
     ("const s = { token: process.env.STS ?? 'FwoGZXIvYXdzE" + "Lx7WmK4pN9cYbq8ZtR2v/+" * 6 + "' }", "Lx7WmK4pN9cYbq8ZtR2v/+" * 6),

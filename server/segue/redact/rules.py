@@ -214,7 +214,7 @@ RULES: tuple[Rule, ...] = (
     Rule("aws-session-token", 1, _r(r"\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,4000}={0,2}"),
          ("iqojb3jpz2lux2vj", "fwogzxivyxdze"), _tier1_ok, starts=_AT_KEYWORD),
     # Coinbase Developer Platform API key names (organizations/<uuid>/apiKeys/<uuid>), shown with their private key
-    Rule("coinbase-cdp-key-name", 1, _r(r"\borganizations/[0-9a-f-]{36}/apiKeys/[0-9a-f-]{36}\b"), ("/apikeys/",),
+    Rule("coinbase-cdp-key-name", 1, _r(r"\borganizations/[0-9a-f-]{36}/apiKeys/[0-9a-f-]{36}\b"), ("apikeys/",),
          _tier1_ok),
     # GitHub Actions debug logs print an evaluated secret: "Evaluating: secrets.X" then "Result: '…'"
     Rule("actions-debug-secret", 2,
@@ -227,11 +227,7 @@ RULES: tuple[Rule, ...] = (
     Rule("airtable-pat", 1, _r(r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"), ("pat",), _tier1_ok, gate=_r(r"(?i)\.[a-f0-9]{64}")),
     # Klaviyo private keys (pk_ and 34 hex; Stripe's public pk_live_/pk_test_ have letters after pk_)
     Rule("klaviyo-private-key", 1, _r(r"\bpk_[a-f0-9]{34}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
-    # Google OAuth refresh tokens (1//0…), Asana personal access tokens (1/ or 2/<ids>:<32 hex>), New Relic license
-    # keys (36 hex and the NRAL suffix)
-    Rule("google-refresh-token", 1, _r(r"(?<![\w/])1//0[A-Za-z0-9_-]{40,400}"), ("1//0",), _tier1_ok),
-    Rule("asana-pat", 1, _r(r"(?<![\w/])[0-2]/\d{10,20}/\d{10,20}:[a-f0-9]{32}\b"), ("0/", "1/", "2/"), _tier1_ok,
-         gate=_r(r"(?i)/\d{10,20}:[a-f0-9]{32}")),
+    # New Relic license keys (36 hex and the NRAL suffix)
     Rule("newrelic-license-key", 1, _r(r"\b[A-Fa-f0-9]{36}NRAL\b"), ("nral",), _tier1_ok),
     # Scaleway access keys: SCW and 17 upper-case alphanumerics
     Rule("scaleway-access-key", 1, _r(r"\bSCW[A-Z0-9]{17}\b"), ("scw",), _scaleway_ok, starts=_AT_KEYWORD),
@@ -508,7 +504,7 @@ RULES: tuple[Rule, ...] = (
     Rule("user-slash-password", 2,
          _r(r"(?i)\b(?:creds|credentials|logins?|user/pass(?:word)?|username/password)" + _SP + r"[:=]" + _SP
             + r"[\w.@+-]{1,64}" + _SP + "/" + _SP + r"(?P<s>[^\s/]{4,200})"),
-         ("creds", "credentials", "login", "user/pass", "username/password"), _prose_value_ok, starts=_AT_KEYWORD),
+         ("creds", "credentials", "login", "er/pass"), _prose_value_ok, starts=_AT_KEYWORD),
     # a user and a password handed to an auth call or tuple: auth=('admin', '…'), HTTPBasicAuth("u", "…"),
     # login('u', '…'), new NetworkCredential("u", "…")
     Rule("auth-call-pair", 2,
