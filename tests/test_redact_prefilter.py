@@ -57,6 +57,11 @@ def _samples(rng: random.Random) -> list[str]:
         "sqlplus scott/" + rand(alnum, 10) + "@orcl", "setx API_TOKEN " + rand(alnum, 20),
         "gh secret set X --body " + rand(alnum, 20), 'Authorization: Digest response="' + rand(hexd, 32) + '"',
         '- name: DB_PASSWORD\n  value: "' + rand(alnum, 12) + '"',
+        # issue 12, third pass
+        "pk_" + rand(hexd, 34), "ATATT3xFfGF0" + rand(alnum + "_-", 120), "SCW" + rand(upper, 17),
+        "pk_" + rand("0123456789", 8) + "_" + rand(upper, 32), "ssh-keygen -t ed25519 -N " + rand(alnum, 12),
+        "net user svc " + rand(alnum, 10) + " /add", "echo " + rand(alnum, 16) + "= | base64 -d",
+        "curl -u sk" + rand(alnum, 24) + ": https://api.example.com", "https://" + rand(alnum, 24) + "@git.example.com",
     ]
 
 

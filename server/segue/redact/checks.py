@@ -98,16 +98,28 @@ def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 # a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
 # "] = data[", ": null, " (the key was quoted, the value is not)
-_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|[(\[{=,+:][\s]*$|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+# an opening bracket or operator at the end counts only in code-like glue (spaces, brackets): a value that
+# merely ends in "=" or "+" is base64 padding or a password ('otter-2030=')
+_BETWEEN_END_RE = re.compile(r"[(\[{=,+:][\s]*$")
 
 
 def _between_quotes(value: str) -> bool:
-    return _quoted(value) and _BETWEEN_QUOTES_RE.search(value[1:-1]) is not None
+    if not _quoted(value):
+        return False
+    inner = value[1:-1]
+    if _BETWEEN_QUOTES_RE.search(inner):
+        return True
+    return _BETWEEN_END_RE.search(inner) is not None and re.search(r"[\s()\[\]{}\"'`]", inner) is not None
+
+
+# a flag's value that names where the secret is, not the secret: docker build --secret id=npm,src=~/.npmrc
+_SECRET_SPEC_RE = re.compile(r"(?i)[\"']?(?:id|src|source|env|type|target|file|name|mode)=[^,\s]{0,200}(?:,|[\"']?$)")
 
 
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Tier 2 keyword contexts: any real-looking value, placeholders excepted."""
-    if is_placeholder(value) or _between_quotes(value):
+    if is_placeholder(value) or _between_quotes(value) or _SECRET_SPEC_RE.match(value):
         return False
     if _unquote(value).lower() == "changeme":
         line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
@@ -120,13 +132,48 @@ def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _PLACEHOLDER_RE.match(value)
 
 
-_CURL_BEFORE_RE = re.compile(r"\bcurl\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
+_CURL_BEFORE_RE = re.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
 
 
 def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
     """-u user:pass counts only on a curl command line (line continuations allowed)."""
     before = text[max(0, m.start() - 500) : m.start()]
     return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text)
+
+
+def _random_token(value: str, min_len: int = 16) -> bool:
+    from segue.redact.generic import random_body  # generic imports this module
+
+    return random_body(re.sub(r"[-_.+/=~]", "", value), min_len)
+
+
+def _random_tail(core: str) -> bool:
+    """The last piece of a snake_case or letters-only value looks random (16+ characters)."""
+    from segue.redact.generic import random_body  # generic imports this module
+
+    tail = re.split(r"[_.-]", core)[-1]
+    return len(tail) >= 16 and random_body(tail, 16) and shannon(tail) >= 3.5
+
+
+def _curl_token_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """curl -u TOKEN: — the user is a key (Stripe, Mailgun style): only when it looks random."""
+    return _curl_ok(value, m, text) and (_random_token(value) or re.fullmatch(r"[0-9a-f]{32,64}", value) is not None)
+
+
+def _url_token_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """https://TOKEN@host (a token as the user, no password), or (_url_slash_ok) a password holding "/" (rule
+    url-credentials stops at "/"): only values that look random."""
+    return _random_token(value) and not _PLACEHOLDER_RE.match(value)
+
+
+def _url_slash_ok(value: str, m: re.Match[str], text: str) -> bool:
+    return "/" in value and not value.startswith("/") and _url_token_ok(value, m, text)
+
+
+def _scaleway_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """SCW + 17: digits and letters mixed (SCWABCDEFGHIJKLMNOPQ, SCWXXXXXXXXXXXXXXXXX are the docs' examples)."""
+    body = value[3:]
+    return _tier1_ok(value, m, text) and sum(c.isdigit() for c in body) >= 2 and sum(c.isalpha() for c in body) >= 2
 
 
 def _slack_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -164,6 +211,9 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     key = m.group("k")
     if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
         return _password_ok(value, m, text)
+    if key.lower() == "key":  # "my api key is …": the qualifier is the word before, in prose
+        before = text[max(0, m.start() - 20) : m.start()].rstrip().rsplit(None, 1)
+        key = (before[-1] if before else "") + "_key"
     if not (_names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)):
         return False
     if _quoted(value):
@@ -172,6 +222,16 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     from segue.redact.generic import random_body  # generic imports this module
 
     return random_body(_unquote(value).rstrip(",;.:!?)"), 12)
+
+
+# words and spaces (a message: "token_expired": "Your session has expired, sign in again"), not a token
+_SENTENCE_RE = re.compile(r"[A-Za-z][A-Za-z'’,.!?()-]*(?:[ \t]+[A-Za-z][A-Za-z'’,.!?()-]*)+[.!?]?")
+
+
+def _message(core: str, m: re.Match[str]) -> bool:
+    """A sentence under a key that names a state of a secret, not the secret (token_expired, secret_hint)."""
+    words = key_words(m.groupdict().get("k") or "")
+    return bool(words) and words[-1] not in _SECRET_LAST_WORDS and _SENTENCE_RE.fullmatch(core) is not None
 
 
 def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -185,8 +245,10 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
         return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
-    if len(core) < 6 or re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
+    if len(core) < 6 or _message(core, m):
         return False
+    if re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
+        return _random_tail(core)  # a name or code, unless its last piece is random (pk_b9f6…, MKXedHsyaUbZYChO)
     # counts, ports, ids; and file positions after a file name ("token.ts:382:26" in a stack trace)
     return not re.fullmatch(r"\d{1,12}|\d{1,7}(?::\d{1,7}){1,2}", core)
 
@@ -200,11 +262,13 @@ def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
 _PW_KEY_WORDS = frozenset({
     "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
     "contrasena", "senha", "wachtwoord", "passe", "kennwort", "hasło", "haslo", "lösenord", "losenord",
-    "salasana", "passord"
+    "salasana", "passord", "psk"
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
 })
+_SECRET_LAST_WORDS = frozenset({"key", "secret", "token", "credential", "credentials", "creds", "apikey", "password",
+                                "passphrase", "pass", "pwd", "auth"})
 _KEY_QUALIFIERS = frozenset(
     {
         "api", "access", "secret", "private", "auth", "client", "master", "encryption", "signing", "session",
@@ -311,6 +375,42 @@ def _secret_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
     return len(core) >= 4 and _context_ok(value, m, text)
 
 
+def _named_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """A value named by a key found in its own place (<password>…</password>, variable "db_password" { default = … }):
+    a password may be anything (words joined by dashes too), other secrets must look like one (_secret_ok)."""
+    key = m.group("k")
+    if _names_secret(key, _PW_KEY_WORDS, False):
+        core = _unquote(value).strip()
+        return len(core) >= 4 and _context_ok(value, m, text) and core.lower() not in _STOPWORDS and " " not in core
+    return _names_secret(key, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)
+
+
+def _base64_text_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """echo X | base64 -d: X decodes to text (what the command writes is the secret, whatever its file)."""
+    from segue.redact.generic import _b64decode  # generic imports this module
+
+    raw = _b64decode(value)
+    if raw is None or len(raw) < 6:
+        return False
+    return sum(32 <= b < 127 for b in raw) >= 0.9 * len(raw) and _context_ok(value, m, text)
+
+
+def _auth_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """auth('user', 'X'): X is a password unless it is a placeholder or a word the code names (not a scheme)."""
+    core = _unquote(value)
+    if _NOT_SECRET_KEYS_RE.search(m.group("k")) or " " in core.strip() or core.lower() in _STOPWORDS:
+        return False
+    if core.startswith("/") or "://" in core or re.fullmatch(r"[a-z]+(?:[-_.][a-z0-9]+)*", core):
+        return False  # a path, a URL, a region or a slug: auth('GET', '/api/v1'), credentials("aws", "us-east-1")
+    return _context_ok(value, m, text)
+
+
+def _pgpass_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """host:port:db:user:password: the host is * or a name or address (a letter or a dot), not a time (10:30:…)."""
+    host = m.group("h")
+    return (host == "*" or re.search(r"[A-Za-z.]", host) is not None) and _context_ok(value, m, text)
+
+
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
     """htpasswd takes the password on the command line only with -b."""
     return "b" in m.group("f") and _context_ok(value, m, text)
@@ -343,11 +443,13 @@ def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
     return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))
 
 
-_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:create|alter)\s+(?:user|role|login)\b[^;\n]{0,300}\Z")
+# CREATE/ALTER USER|ROLE|LOGIN, a database link (CONNECT TO x IDENTIFIED BY), GRANT … IDENTIFIED BY (old MySQL)
+_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}"
+                                 r"(?:user|role|login|link)|grant|connect\s+to)\b[^;\n]{0,300}\Z")
 
 
 def _sql_user_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """IDENTIFIED BY value, bare: only in a CREATE/ALTER USER|ROLE|LOGIN statement (prose says "identified by")."""
+    """IDENTIFIED BY value, bare: only in a statement that sets a password (prose says "identified by")."""
     return bool(_SQL_USER_BEFORE_RE.search(text, max(0, m.start() - 300), m.start())) and _context_ok(value, m, text)
 
 

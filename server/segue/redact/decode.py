@@ -36,6 +36,8 @@ def _regions(text: str, spots: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for a, b in spots[:_MAX_REGIONS]:
         lo = text.rfind("\n", max(0, a - _REACH), a) + 1 or max(0, a - _REACH)
+        if lo > 1 and text[lo:a].lstrip(" \t")[:1] in ("'", '"'):  # a continuation line: its key is above
+            lo = text.rfind("\n", max(0, lo - 1 - _REACH), lo - 1) + 1 or max(0, lo - 1 - _REACH)
         hi = text.find("\n", b, b + _REACH)
         hi = hi if hi >= 0 else min(len(text), b + _REACH)
         if out and lo <= out[-1][1]:

@@ -22,7 +22,16 @@ from segue.redact.lazy import LazyPattern
 
 Span = tuple[int, int, str]
 
-_RUN16 = LazyPattern(r"[A-Za-z0-9]{16}")
+# 16 token characters: base64url bodies (dckr_pat_…, sq0atp-…) often hold no 16 alphanumerics in a row
+_RUN16 = LazyPattern(r"[A-Za-z0-9_-]{16}")
+_DIGIT_RE = re.compile(r"\d")
+_ALNUM16_RE = re.compile(r"[A-Za-z0-9]{16}")
+# a token with no 16 alphanumerics in a row is judged only if a digit follows an upper-case letter closely (random
+# base64url bodies almost always have one; branch names, pod names and kebab-case words do not); SHAPE_GATE is what
+# any judged token holds (one more branch costs every call ~0.2 µs, so only this order)
+_UPPER_DIGIT = r"[A-Z][A-Za-z0-9_-]{0,15}[0-9]"
+_UPPER_DIGIT_RE = re.compile(_UPPER_DIGIT)
+SHAPE_GATE = r"[A-Za-z0-9]{16}|" + _UPPER_DIGIT
 # "=" ends a token (key=value) except as base64 padding, which is taken after the run
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
 _MAX_TOKEN = 2000
@@ -145,6 +154,8 @@ def _prefixed(seg: str) -> bool:
             return True
         if _named_secret_prefix(parts) and (random_body(body, 12) or _UUID_RE.fullmatch(body)):
             return True
+        if k and parts[-1].lower() == "test" and random_body(body, 12):
+            return True  # vendor_test_<short random>: a test-mode key (rzp_test_…), as its live twin
     return False
 
 
@@ -161,9 +172,13 @@ def _glued_hex(seg: str) -> bool:
     return any(c.isdigit() for c in body) and any(c.isalpha() for c in body) and shannon(body) >= 3.3
 
 
+# lower-case bech32 (hrp "1" data): addresses and public keys (age1…, bc1…, npub1…); secret ones name it (nsec1…)
+_BECH32_PUBLIC_RE = re.compile(r"(?!nsec|[a-z]{0,16}(?:sec|priv))[a-z]{1,16}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
+
+
 def _bare(seg: str) -> bool:
     """A long random run with no prefix: alphanumerics only (base64 and paths have + / =), not all hex."""
-    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES:
+    if re.split(r"[_.-]", seg, maxsplit=1)[0].lower() in _ID_PREFIXES or _BECH32_PUBLIC_RE.fullmatch(seg):
         return False
     core = seg.replace("-", "").replace("_", "")
     if not 32 <= len(seg) <= 200 or not core.isalnum() or _HEX_RE.fullmatch(core):
@@ -227,16 +242,16 @@ _SSH_PUBLIC_BEFORE_RE = LazyPattern(r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha
 _SECRET_PATH_RE = LazyPattern(r"(?i)hook|token|key|secret|bot|/api|services|trigger")
 
 
-# the 16-alphanumeric scan: sre tries the charset-first _RUN16 at every position (~15 ns a character, the most
-# of what clean text costs here); the same matches come from the text mapped to a two-letter alphabet
-# (alphanumerics to "a", the rest to " "; non-ASCII characters are never alphanumeric here) and bytes.find
-_ALNUM_TO_A = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
+# the 16-token-character scan: sre tries the charset-first _RUN16 at every position (~15 ns a character, the
+# most of what clean text costs here); the same matches come from the text mapped to a two-letter alphabet
+# (_RUN16's characters, ASCII alphanumerics, "_" and "-", to "a", the rest to " ") and bytes.find
+_ALNUM_TO_A = bytes(0x61 if (chr(i).isascii() and chr(i).isalnum()) or chr(i) in "_-" else 0x20 for i in range(256))
 _A16 = b"a" * 16
 FAST_RUNS = True  # False: _RUN16.finditer itself (the reference; tests/test_redact_equivalence.py compares)
 
 
 def _run16_starts(text: str) -> Iterator[int]:
-    """The starts of _RUN16.finditer(text)'s matches, in order: in each maximal run of alphanumerics that
+    """The starts of _RUN16.finditer(text)'s matches, in order: in each maximal run of its characters that
     holds 16, its start and every 16 characters after it while 16 remain."""
     if not FAST_RUNS:
         yield from (m.start() for m in _RUN16.finditer(text))
@@ -272,6 +287,11 @@ def shaped_tokens(text: str) -> list[Span]:
             if b < n and text[b] == "=":
                 b += 1
         covered = b
+        tok = text[a:b]
+        if (tok.islower() or tok.isupper()) and _DIGIT_RE.search(tok) is None:
+            continue  # snake_case and CONSTANT names: a random body has digits or both cases
+        if _ALNUM16_RE.search(tok) is None and (tok.islower() or tok.isupper() or _UPPER_DIGIT_RE.search(tok) is None):
+            continue  # pieces of 15 or fewer joined by - or _: UUIDs, pod names, NAME_H1 constants, unless base64url
         url = text.startswith("//", a) and text[a - 1 : a] == ":"
         while a < b and text[a] in "_.~+/-":
             a += 1
@@ -297,6 +317,12 @@ def _inside(blocks: list[tuple[int, int]], a: int) -> bool:
 _FIRST = operator.itemgetter(0)
 
 
+def _path_secret(seg: str, run: str) -> bool:
+    """A random path segment of 20-31 characters in a hook or API URL (longer ones are _bare's)."""
+    return (len(seg) < 32 and seg.isalnum() and _SECRET_PATH_RE.search(run) is not None and random_body(seg, 20)
+            and shannon(seg) >= 3.9 and not _HEX_RE.fullmatch(seg))
+
+
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
@@ -312,7 +338,8 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
         end = pos + len(seg)
         bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
         bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
-        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg))):
+        path_ok = url and seg != run and _path_secret(seg, run)
+        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg)) or path_ok):
             if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
                 return pos, b, "prefixed-token"
             return pos, end, "prefixed-token"
@@ -326,8 +353,8 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
 _QUOTED_RES = tuple(LazyPattern(q + r"(?P<s>[A-Za-z0-9+/=_.~-]{16,400})" + q) for q in "\"'`")
 _ASSIGN_BEFORE_RE = LazyPattern(
     r"(?:^|[\s{,(\[;])(?:(?:const|let|var|final|static|private|public|readonly|export)\s+)?[\"']?"
-    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
-    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}\Z")
+    r"(?P<k>[A-Za-z_$@][\w.$-]{0,60})[\"']?\]?(?:\s{0,4}:\s{0,4}[A-Za-z_][\w.\[\]]{0,30})?"
+    r"[ \t]{0,16}(?P<op>:=|=>|:|=)[ \t]{0,16}(?:[bBrRuU]{1,2}|@)?\Z")
 _LITERAL_NOT_SECRET = frozenset({
     "hash", "hashes", "sha", "sha1", "sha256", "sha384", "sha512", "md5", "digest", "checksum", "integrity",
     "etag", "commit", "rev", "revision", "tag", "image", "guid", "uuid", "oid", "sum", "fingerprint",
@@ -375,7 +402,7 @@ def quoted_literals(text: str) -> list[Span]:
 _TOKEN_STR = "".join(sorted(_TOKEN_CHARS - {"+", "/", "~"}))
 _SHORT_BODY_RE = LazyPattern(r"[A-Za-z0-9]{12,15}(?![A-Za-z0-9_.~+/=-])")
 SHORT_MARKS = ("live_", "live-", "prod_", "prod-", "sbox_", "sandbox_", "secret_", "secret-", "sk_", "sk-", "rk_",
-               "pat_", "tkn_", "oat_")
+               "pat_", "tkn_", "oat_", "_test_", "-test-")
 _UUID_TAIL_RE = LazyPattern(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![A-Za-z0-9_.~+/=-])")
 _HEX8 = frozenset("0123456789abcdefABCDEF")
 
@@ -486,3 +513,71 @@ def k8s_secret_values(text: str) -> list[Span]:
                 nl = text.find("\n", m.end())
                 pos = doc_hi if nl < 0 else nl + 1
     return out
+
+
+# a command that prints a secret, then its output: one random token on the next line ($ cat config/master.key,
+# $ acme config get token, $ kubectl create token ci, PS> Get-Secret x -AsPlainText)
+_OUTPUT_LINE = r"[ \t]{1,4}(?P<cmd>[^\n]{1,300})\r?\n[ \t]{0,8}(?P<s>[^\s]{16,4000})[ \t]*(?=\r?\n|\Z)"
+_PROMPT_RES = (("$", re.compile(r"\$" + _OUTPUT_LINE)), ("PS", re.compile(r"PS(?: [^\n>]{1,200})?>" + _OUTPUT_LINE)))
+_ARG_SPLIT_RE = re.compile(r"[\s/\\=:'\"|<>]+")
+_PRINTS_SECRET_WORDS = frozenset({"key", "apikey", "secret", "secrets", "token", "tokens", "credential", "credentials",
+                                  "creds", "pgpass", "netrc", "passphrase", "pat"})
+
+
+def _names_secret_arg(cmd: str) -> bool:
+    from segue.redact.checks import key_words, pw_word  # checks imports nothing from here
+
+    for piece in _ARG_SPLIT_RE.split(cmd):
+        words = key_words(piece)
+        if words and words[-1] in ("pub", "public", "id", "name", "names", "list", "ls", "type", "length"):
+            continue
+        if any(w in _PRINTS_SECRET_WORDS or pw_word(w) for w in words):
+            return True
+    return False
+
+
+def command_output(text: str) -> list[Span]:
+    out: list[Span] = []
+    for lit, rx in _PROMPT_RES:
+        i = text.find(lit)
+        while i >= 0:  # a prompt starts its line: str.find, then one match there (a "$" inside a line costs nothing)
+            line_start = text.rfind("\n", 0, i) + 1
+            m = None if text[line_start:i].strip(" \t") else rx.match(text, i)
+            i = text.find(lit, i + 1)
+            if m is None:
+                continue
+            value = m.group("s")
+            core = re.sub(r"[-_.+/=~]", "", value)
+            hex_ok = _HEX_RE.fullmatch(core) is not None and len(core) >= 32
+            if _UUID_RE.fullmatch(value) or not (random_body(core, 16) or hex_ok):
+                continue
+            if _names_secret_arg(m.group("cmd")):
+                out.append((*m.span("s"), "command-output"))
+    return out
+
+
+# a named prefix and a body of short groups joined by dashes (sk-<vendor>-k3d9fqa-v72mxpe-…): no run of 16
+# alphanumerics for shaped_tokens to find; the groups together must look random and most hold a digit
+_GROUP_WORDS = ("sk", "key", "api", "apikey", "token", "tkn", "secret", "pat", "live", "prod", "access", "auth", "priv")
+GROUP_MARKS = tuple(w + "-" for w in _GROUP_WORDS)
+_GROUPS_RE = re.compile(r"(?:[A-Za-z0-9]{1,16}-){0,2}?(?P<body>[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){2,15})"
+                        r"(?![\w.-])")
+
+
+def grouped_tokens(text: str) -> list[Span]:
+    low = text.lower()
+    out: list[Span] = []
+    for mark in GROUP_MARKS:
+        i = low.find(mark)
+        while i >= 0:
+            if i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."):
+                m = _GROUPS_RE.match(text, i + len(mark))
+                if m is not None:
+                    groups = m.group("body").split("-")
+                    body = "".join(groups)
+                    digits = sum(any(c.isdigit() for c in g) and any(c.isalpha() for c in g) for g in groups)
+                    if (digits * 2 >= len(groups) and random_body(body, 16) and shannon(body) >= 3.5
+                            and not _UUID_RE.fullmatch(m.group("body"))):
+                        out.append((i, m.end(), "prefixed-token"))
+            i = low.find(mark, i + 1)
+    return sorted(set(out))

@@ -7,10 +7,12 @@ import re
 
 from segue.redact.common import _OVERLAP
 
-_OPEN_KEY = r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+# private keys, and OpenVPN's static (shared secret) keys, which are armoured the same way
+_KEY_KIND = r"(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)"
+_OPEN_KEY = r"-----BEGIN[ A-Z0-9_-]{0,100}" + _KEY_KIND + "-----"
 
 _BEGIN_KEY_RE = re.compile(_OPEN_KEY)
-_END_KEY_RE = re.compile(r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----")
+_END_KEY_RE = re.compile(r"-----END[ A-Z0-9_-]{0,100}" + _KEY_KIND + "-----")
 _KEY_SEARCH = 65536
 # lines of a key block: base64 (16+ chars, the last line and PGP's "=crc" may be shorter), armour
 # headers ("Proc-Type: ..."), blank lines; line breaks raw or JSON-escaped

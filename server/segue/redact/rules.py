@@ -13,17 +13,23 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _auth_pair_ok,
     _auth_param_ok,
+    _base64_text_ok,
     _bearer_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
+    _curl_token_ok,
     _generic_ok,
     _htpasswd_ok,
     _keyed,
+    _named_value_ok,
     _password_ok,
+    _pgpass_ok,
     _prose_ok,
     _prose_value_ok,
+    _scaleway_ok,
     _secret_flag_ok,
     _secret_ok,
     _slack_ok,
@@ -31,10 +37,16 @@ from segue.redact.checks import (
     _tier1_ok,
     _url_ok,
     _url_param_ok,
+    _url_slash_ok,
+    _url_token_ok,
 )
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
+    GROUP_MARKS,
+    SHAPE_GATE,
     SHORT_MARKS,
+    command_output,
+    grouped_tokens,
     k8s_secret_values,
     prefixed_uuids,
     prose_as,
@@ -88,7 +100,8 @@ class Rule:
 _QV = r"""(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|`[^`\n]{1,200}`)"""
 _BARE = r"""[^\s'"`]{1,200}"""
 _VAL = rf"(?P<s>{_QV}|{_BARE})"
-_QLIT = r"""(?P<s>"[^"\n]{4,200}"|'[^'\n]{4,200}'|`[^`\n]{4,200}`)"""  # a quoted literal of 4+ characters
+# a quoted literal of 4+ characters (up to 4000: session tokens and JWTs are long)
+_QLIT = r"""(?P<s>"[^"\n]{4,4000}"|'[^'\n]{4,4000}'|`[^`\n]{4,4000}`)"""
 # a key: an identifier of up to ~70 characters; which words make it a secret's name is decided in
 # Python (key_words), where it is cheaper and clearer than in a regex
 _KW_ANY = r"(?:pass|pwd|pw|secret|token|key|cred|auth|contrase|senha|wachtwoord)"
@@ -97,13 +110,15 @@ _AKEY = r"[\w.-]{1,70}"  # in anchored rules the keyword was found first
 _SP = r"[ \t]{0,16}"  # bounded: two unbounded runs of blanks in a row backtrack quadratically
 _SP1 = r"[ \t]{1,16}"
 # assignment operators of configs and code; "(" only directly before a quote (secret("x"))
-_SEP = _SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP + r"@?"
+# (then: a literal on the next line after "(": key = (\n    "part" "part"\n))
+_SEP = (_SP + r"(?::=|=>|->|[!=]==?|::?=|\?=|[:=]|\((?=[\"'`]))" + _SP
+        + r"(?:\([ \t]{0,16}\r?\n[ \t]{0,40}(?=[\"'`]))?(?:@|(?:[bBrRuU]{1,2}|N)(?=[\"']))?")
 # a type between key and value: "KEY string =" (Go), "key: str =" / "key: Optional[str] =" (annotations)
 _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]byte)|" + _SP + ":" + _SP
-         + r"(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
-_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
+         + r"(?:&(?:'static" + _SP1 + r")?)?(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
+_PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "psk", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
                 "hasło", "lösenord", "salasana")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
+_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|psk|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
                         r"|salasana")
 _SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
                             r"|lösenord|salasana")
@@ -112,6 +127,9 @@ _SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pas
 # "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
 _COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+_CURL_ANCHOR = re.compile(r"-(?<!\S-)(?:u|-user|a|-auth)")
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -123,7 +141,7 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 RULES: tuple[Rule, ...] = (
     # --- tier 1: vendor prefixes and key blocks -------------------------------------------
     # BEGIN … END, and a BEGIN whose END is cut off (8 KiB after it go); see _key_blocks
-    Rule("private-key", 1, _r(_OPEN_KEY), ("private key",), whole_text=True, finder=lambda t: _key_blocks(t)),
+    Rule("private-key", 1, _r(_OPEN_KEY), ("private key", "static key"), whole_text=True, finder=lambda t: _key_blocks(t)),
     Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
          ("putty-user-key-file",), whole_text=True),
     Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
@@ -193,17 +211,42 @@ RULES: tuple[Rule, ...] = (
     Rule("grafana-token", 1,
          _r(r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b|\bglc_[A-Za-z0-9+/]{32,400}={0,3}|\beyJrIjoi[A-Za-z0-9]{70,400}={0,3}"),
          ("glsa_", "glc_", "eyjrijoi"), _tier1_ok, starts=_AT_KEYWORD),
+    # ClickUp personal tokens: pk_<user id>_<32 upper-case alphanumerics> (Stripe's pk_live_/pk_test_ are public)
+    Rule("clickup-token", 1, _r(r"\bpk_\d{4,12}_[A-Z0-9]{32}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
+    # AWS STS session tokens: base64 of a fixed header (the "origin" ones IQoJb3JpZ2luX2Vj…, the older FwoGZXIvYXdzE…)
+    Rule("aws-session-token", 1, _r(r"\b(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9+/]{100,4000}={0,2}"),
+         ("iqojb3jpz2lux2vj", "fwogzxivyxdze"), _tier1_ok, starts=_AT_KEYWORD),
+    # Coinbase Developer Platform API key names (organizations/<uuid>/apiKeys/<uuid>), shown with their private key
+    Rule("coinbase-cdp-key-name", 1, _r(r"\borganizations/[0-9a-f-]{36}/apiKeys/[0-9a-f-]{36}\b"), ("apikeys/",),
+         _tier1_ok),
+    # GitHub Actions debug logs print an evaluated secret: "Evaluating: secrets.X" then "Result: '…'"
+    Rule("actions-debug-secret", 2,
+         _r(r"Evaluating: secrets\.[\w-]{1,100}[ \t]{0,4}\r?\n[^\n]{0,40}?Result: (?P<s>'[^'\n]{1,4000}'|\S{1,4000})"),
+         ("evaluating: secrets.",), _context_ok),
+    # Atlassian API tokens (ATATT3…, ATCTT3… for Confluence/Jira Cloud), with their trailing =<8 hex> checksum
+    Rule("atlassian-api-token", 1, _r(r"\bAT[AC]TT3[A-Za-z0-9_-]{60,400}(?:=[A-Fa-f0-9]{8})?"), ("atatt3", "atctt3"),
+         _tier1_ok, starts=_AT_KEYWORD),
+    # Airtable personal access tokens: pat<14>.<64 hex>
+    Rule("airtable-pat", 1, _r(r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"), ("pat",), _tier1_ok, gate=_r(r"(?i)\.[a-f0-9]{64}")),
+    # Klaviyo private keys (pk_ and 34 hex; Stripe's public pk_live_/pk_test_ have letters after pk_)
+    Rule("klaviyo-private-key", 1, _r(r"\bpk_[a-f0-9]{34}\b"), ("pk_",), _tier1_ok, starts=_AT_KEYWORD),
+    # New Relic license keys (36 hex and the NRAL suffix)
+    Rule("newrelic-license-key", 1, _r(r"\b[A-Fa-f0-9]{36}NRAL\b"), ("nral",), _tier1_ok),
+    # Scaleway access keys: SCW and 17 upper-case alphanumerics
+    Rule("scaleway-access-key", 1, _r(r"\bSCW[A-Z0-9]{17}\b"), ("scw",), _scaleway_ok, starts=_AT_KEYWORD),
     Rule("postman-api-token", 1, _r(r"(?i)\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"), ("pmak-",), _tier1_ok,
          starts=_AT_KEYWORD),
     Rule("segue-handoff-token", 1, _HANDOFF_SCAN_RE, ("h_",)),
     # prefix + random body (acme_live_8fK2…), long random runs, base64 that decodes to a secret: judged in
     # Python around each run of 16 alphanumerics (generic.py); the regex is only what the finder scans for
-    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9]{16}"), whole_text=True, finder=shaped_tokens,
-         gate=_r(r"[A-Za-z0-9]{16}")),
+    Rule("prefixed-token", 1, _r(r"[A-Za-z0-9_-]{16}"), whole_text=True, finder=shaped_tokens,
+         gate=_r(SHAPE_GATE)),
     # the same judged where the 16-alphanumeric scan cannot look: a short body after a prefix that names a
     # credential (rzp_live_…), a UUID body after one (access-production-<uuid>)
     Rule("prefixed-short-token", 1, _r(r"(?:" + "|".join(map(re.escape, SHORT_MARKS)) + r")[A-Za-z0-9]{12}"),
          SHORT_MARKS, finder=short_prefixed),
+    Rule("grouped-token", 1, _r(r"(?:" + "|".join(map(re.escape, GROUP_MARKS)) + r")[A-Za-z0-9]{3,12}-[A-Za-z0-9]{3,12}-"),
+         GROUP_MARKS, finder=grouped_tokens),
     Rule("prefixed-uuid-token", 1, _r(_UUID_TAIL), whole_text=True, finder=prefixed_uuids, gate=_r(_UUID_TAIL)),
     # a quoted random literal assigned to any key, in code, JSON or YAML (generic.py)
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
@@ -217,10 +260,22 @@ RULES: tuple[Rule, ...] = (
             r"(?P<s>[^\s/\"'<>]{1,200})@"), ("://",),
          _url_ok, gate=_r(r"://[^\s:/\"'<>]{0,201}:[^\s/\"'<>]{1,200}@"),
          starts=Starts(("://",), "abcdefghijklmnopqrstuvwxyz0123456789+.-", 21)),
+    # curl -u / httpie -a: both rules start where the flag is (one scan, shared by the anchor cache)
     Rule("curl-user", 2,
-         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
-            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl",), _curl_ok,
-         anchor=re.compile(r"(?<!\S)-(?:u|-user)")),
+         _r(r"(?<!\S)(?:-u|--user|-a|--auth)[ =]{1,4}['\"]?[^\s:'\"$]{0,100}['\"]?:['\"]?"
+            r"(?P<s>(?![\[$'\"<]|\{\{)[^\s'\"]{3,200})"), ("curl", "http"), _curl_ok,
+         anchor=_CURL_ANCHOR),
+    # an API key sent as the user with an empty password (curl -u sk_…: , https://TOKEN@host)
+    Rule("curl-user-token", 2,
+         _r(r"(?<!\S)(?:-u|--user)[ =]{1,4}['\"]?(?P<s>[^\s:'\"$]{16,200}):['\"]?(?![^\s'\"])"), ("curl",),
+         _curl_token_ok, anchor=_CURL_ANCHOR),
+    Rule("url-token-user", 2,
+         _r(r"://(?P<s>[A-Za-z0-9_.~+=-]{16,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",), _url_token_ok,
+         gate=_r(r"(?i)://[a-z0-9_.~+=-]{16,200}@")),
+    # a password holding "/" (url-credentials stops at it: base64 secrets pasted into a URL)
+    Rule("url-password-slash", 2,
+         _r(r"://[^\s:/@\"'<>]{1,100}:(?P<s>[^\s\"'<>@:]{8,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",),
+         _url_slash_ok, gate=_r(r"://[^\s:/@\"'<>]{1,100}:[^\s\"'<>@:]{0,200}/[^\s\"'<>@:]{0,200}@")),
     Rule("auth-header", 2,
          _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
@@ -284,9 +339,9 @@ RULES: tuple[Rule, ...] = (
     Rule("sql-password", 2,
          _r(r"(?i)\b(?:identified" + _SP1 + r"(?:with" + _SP1 + r"\S{1,60}" + _SP1 + r")?(?:by|as)|password)" + _SP
             + r"(?:=" + _SP + r")?(?:password" + _SP + r")?"
-            r"\(?" + _SP + r"(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
+            r"\(?" + _SP + r"N?(?P<s>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\")"), ("identified", "password"), _context_ok,
          # three literal-first branches (each searched on its own) cost less than one alternation first
-         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "['\"]"
+         gate=_r("(?i)" + "|".join(w + _SP + "(?:=" + _SP + ")?(?:password" + _SP + r")?\(?" + _SP + "n?['\"]"
                                    for w in ("by", "as", "password"))),
          starts=_AT_KEYWORD),
     Rule("connection-string-password", 2,
@@ -310,9 +365,8 @@ RULES: tuple[Rule, ...] = (
          ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True),
          anchor=_SECRET_ANCHOR),
     Rule("xml-secret-element", 2,
-         _r(r"(?i)<(?P<k>" + _KEY + r")>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
-         ("pass", "pwd", "secret", "token", "key", "credential", "auth"),
-         _keyed(_secret_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True)),
+         _r(r"(?i)<(?P<k>" + _KEY + r")(?:[ \t][^<>\n]{0,200})?>[ \t\r\n]{0,200}(?P<s>[^<\s][^<\n]{0,500}?)[ \t\r\n]{0,200}</(?P=k)>"),
+         ("pass", "pwd", "psk", "secret", "token", "key", "credential", "auth"), _named_value_ok),
     Rule("keyed-call-argument", 2,
          _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
@@ -326,10 +380,17 @@ RULES: tuple[Rule, ...] = (
     Rule("pgpass-line", 2,
          _r(r"(?m)^[^\s:#]{1,200}:(?:\d{1,5}|\*):[^\s:]{1,200}:[^\s:]{1,200}:(?P<s>\S{1,200})$"), ("pgpass",),
          _context_ok),
+    # a .pgpass line without the file's name: host (or *):port (or *):database:user:password, alone on its line
+    Rule("pgpass-shape", 2,
+         _r(r"(?m)^(?P<h>\*|[A-Za-z0-9_.-]{1,253}):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}"
+            r":(?P<s>\S{4,200})$"), check=_pgpass_ok, gate=_r(r"(?i):(?:\*|\d{2,5}):[\w.$*-]{1,100}:[\w.@$*-]{1,100}:[^\s]")),
+    # minisign and signify secret keys: base64 of "Ed" + the KDF's name ("Sc" scrypt, "BK" bcrypt)
+    Rule("minisign-secret-key", 1, _r(r"\b(?:RWRTY0Iy|RWRCSw)[A-Za-z0-9+/]{100,400}={0,2}"), ("rwrty0iy", "rwrcsw"),
+         _tier1_ok, starts=_AT_KEYWORD),
     Rule("env-fallback-literal", 2,
          _r(r"(?:getenv|environ\.get|env\.get|ENV\.fetch|env(?=\())" + _SP + r"\(?" + _SP
             + r"[\"'](?P<k>[\w.-]{1,70})[\"']"
-            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:)" + _SP + "|," + _SP + r")" + _QLIT),
+            + _SP + r"(?:\)" + _SP + r"(?:or|\|\||\?\?|\?:|\{)" + _SP + "|," + _SP + r")" + _QLIT),
          ("getenv", "environ.get", "env.get", "env.fetch", "env("),
          _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)),
     Rule("process-env-fallback", 2,
@@ -409,6 +470,8 @@ RULES: tuple[Rule, ...] = (
             + r"(?:--body|--value|--secret-string|--data|-b)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV
             + "|(?![-<@])" + _BARE + ")"),
          ("secret",), _context_ok, starts=_AT_KEYWORD),
+    Rule("command-output", 2, _r(r"(?:\$|PS[^\n>]{0,200}>)[ \t]{1,4}[^\n]{1,300}\n"),
+         ("key", "secret", "token", "cred", "pass", "pw", "pgpass", "netrc", "pat"), finder=command_output),
     # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
     Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
@@ -433,6 +496,45 @@ RULES: tuple[Rule, ...] = (
             + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de)" + _SP1
             + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
             + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
+    # "le mot de passe root est X", "das Passwort von root ist X": one word (after a preposition or not) between
+    Rule("password-prose-word", 2,
+         _r(r"(?i)\b(?:mot de passe|contraseña|contrasena|passwort|password|passwd|kennwort|senha|wachtwoord|pwd)" + _SP1
+            + r"(?:(?:de|du|von|für|for|of|do|da|van|del)" + _SP1 + r")?[\w.@-]{1,30}" + _SP1 + r"(?:" + _COPULAS
+            + r"|is|was)(?P<sep>" + _SP + r":?" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         ("mot de passe", "contrase", "passw", "kennwort", "senha", "wachtwoord", "pwd"), _prose_value_ok,
+         starts=_AT_KEYWORD),
+    # creds: admin / X, login: deploy / X (a user and a password written as a pair)
+    Rule("user-slash-password", 2,
+         _r(r"(?i)\b(?:creds|credentials|logins?|user/pass(?:word)?|username/password)" + _SP + r"[:=]" + _SP
+            + r"[\w.@+-]{1,64}" + _SP + "/" + _SP + r"(?P<s>[^\s/]{4,200})"),
+         ("creds", "credentials", "login", "er/pass"), _prose_value_ok, starts=_AT_KEYWORD),
+    # a user and a password handed to an auth call or tuple: auth=('admin', '…'), HTTPBasicAuth("u", "…"),
+    # login('u', '…'), new NetworkCredential("u", "…")
+    Rule("auth-call-pair", 2,
+         _r(r"(?i)(?<![\w.])(?P<k>[\w.]{0,40}(?:auth|login|credentials?|signin|sign_in))" + _SP + r"(?:=" + _SP + r")?\("
+            + _SP + r"(?:u?[\"'][^\"'\n]{1,100}[\"']|[A-Za-z_][\w.]{0,60})" + _SP + "," + _SP
+            + r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')"),
+         ("auth", "login", "credential", "signin", "sign_in"), _auth_pair_ok,
+         gate=_r(r"(?i)(?:auth|login|credentials?|signin|sign_in)" + _SP + r"(?:=" + _SP + r")?\(" + _SP + r"[\w\"']")),
+    # a secret piped into a command that reads it from stdin (echo X | docker login --password-stdin)
+    Rule("stdin-secret", 2,
+         _r(r"\b(?:echo|printf)" + _SP1 + r"(?:-n" + _SP1 + r"|'%s'" + _SP1 + r"|\"%s\"" + _SP1 + r")?(?P<s>" + _QV
+            + r"|[^\s|$'\"]{4,200})" + _SP + r"\|[^\n|]{0,200}?(?:-stdin\b|\blogin\b[^\n|]{0,100}?--?p(?:assword)?-?stdin)"),
+         ("stdin",), _context_ok, starts=Starts(("echo", "printf"))),
+    # tools that take a password as a plain argument or a short flag
+    Rule("ssh-keygen-passphrase", 2,
+         _r(r"\bssh-keygen\b[^\n|;&]{0,300}?[ \t]-[NP]" + _SP + r"(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
+         ("ssh-keygen",), _context_ok, starts=_AT_KEYWORD),
+    Rule("net-user-password", 2,
+         _r(r"(?i)\bnet" + _SP1 + r"user" + _SP1 + r"(?:\"[^\"\n]{1,100}\"|[^\s/\"]{1,100})" + _SP1
+            + r"(?P<s>" + _QV + r"|(?![/*])[^\s\"']{1,200})"), ("net user",), _context_ok, starts=_AT_KEYWORD),
+    Rule("echo-base64-decode", 2,
+         _r(r"\becho" + _SP1 + r"(?:-[ne]" + _SP1 + r")?['\"]?(?P<s>[A-Za-z0-9+/]{8,4000}={0,2})['\"]?" + _SP + r"\|" + _SP
+            + r"base64" + _SP1 + r"(?:-d|--decode|-D)\b"), ("base64",), _base64_text_ok,
+         starts=Starts(("echo",))),
+    Rule("hcl-variable-default", 2,
+         _r(r"\bvariable" + _SP1 + r"\"(?P<k>[\w.-]{1,70})\"" + _SP + r"\{[^{}]{0,400}?\bdefault" + _SP + "=" + _SP
+            + r"(?P<s>\"[^\"\n]{1,200}\")"), ("variable",), _named_value_ok, starts=_AT_KEYWORD),
     Rule("oauth-param", 2,
          _r(r"(?i)\boauth_(?:signature|token|token_secret|consumer_secret|verifier|nonce)" + _SP + "=" + _SP
             + r"(?P<s>\"[^\"\n]{6,400}\"|[^&\s\",]{6,400})"), ("oauth_",), _context_ok, starts=_AT_KEYWORD),
