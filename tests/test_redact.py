@@ -303,3 +303,17 @@ def test_a_file_position_after_a_secret_named_file_is_not_a_secret(text: str) ->
 def test_a_value_after_a_secret_key_is_still_redacted_when_it_is_not_a_position() -> None:
     out = Redactor(environ={}).redact("token: 382:26:abcDEF9xyz\nsecret = 123456:ABCdefGhIJKlmnoPQRstuVWXyz12345\n")[0]
     assert "abcDEF9xyz" not in out and "ABCdefGhIJ" not in out
+
+
+@pytest.mark.parametrize("plain", [b"hello world\n", b'{"alg":"HS256"}', b"Hello, World!", b"this is a test file",
+                                   b"production", b"2026-12-01", b"<config/>"])
+def test_echo_base64_decode_of_ordinary_text_is_not_a_secret(plain: bytes) -> None:
+    text = f"$ echo {base64.b64encode(plain).decode()} | base64 -d"
+    assert Redactor(environ={}).redact(text)[0] == text
+
+
+@pytest.mark.parametrize("secret", [b"hunter2!Xy", b"S3cr3tP@ss\n", b"admin:Passw0rd",
+                                    b"ghp_abcdEFGH1234ijklMNOP5678qrstUVWX90ab"])
+def test_echo_base64_decode_of_a_credential_is_redacted(secret: bytes) -> None:
+    b64 = base64.b64encode(secret).decode()
+    assert b64 not in Redactor(environ={}).redact(f"$ echo {b64} | base64 -d")[0]

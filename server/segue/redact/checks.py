@@ -386,13 +386,20 @@ def _named_value_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 
 def _base64_text_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """echo X | base64 -d: X decodes to text (what the command writes is the secret, whatever its file)."""
+    """echo X | base64 -d: X decodes to one credential-like word (a password or token: no blanks, not a plain
+    word or number, not a JSON/XML document). Decoded prose ("hello world"), JWT headers and configs are not
+    secrets by being encoded; a secret inside them is found by the decoding rescan like anywhere else."""
     from segue.redact.generic import _b64decode  # generic imports this module
 
     raw = _b64decode(value)
-    if raw is None or len(raw) < 6:
+    if raw is None:
         return False
-    return sum(32 <= b < 127 for b in raw) >= 0.9 * len(raw) and _context_ok(value, m, text)
+    word = raw.decode("latin-1").strip()
+    if len(word) < 6 or any(not 32 < ord(c) < 127 for c in word):
+        return False
+    if word[0] in "{[<\"'" or re.fullmatch(r"[A-Za-z]+|[A-Za-z]+[ _-][A-Za-z]+|[\d.:/-]+", word):
+        return False
+    return _context_ok(value, m, text)
 
 
 def _auth_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
