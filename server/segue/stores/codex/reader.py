@@ -26,7 +26,6 @@ from segue.stores.codex.summary import (
     _all_lines,
     _Facts,
     _first_line,
-    _model_of_settings,
     _scan_tail,
     _subagent_parent,
     _Tail,
@@ -307,11 +306,7 @@ class CodexReader(Reader):
         sess.first_request = _cap(request) if request else None
         if request is None and facts.capped:
             sess.problems.append(f"first request not found in the first {DEEP_LIMIT >> 20} MiB")
-        if tail.model is None:
-            tc = facts.turn(facts.last_tc)
-            sess.model = (_str(tc.get("model")) or _model_of_settings(tc)) if tc else None
-        else:
-            sess.model = tail.model
+        sess.model = facts.model(tail)
         last = parse_time(tail.last_ts)
         if last is not None and not facts.bare:
             sess.updated_at = last  # else the file mtime: bare records carry no timestamps

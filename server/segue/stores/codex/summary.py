@@ -55,9 +55,13 @@ class _Facts:
         self.capped = False  # the deep scan gave up at DEEP_LIMIT
         self.user_raws: list[bytes] = []
         self.user_bytes = 0
-        # a turn context (or 0.171 thread settings): kept raw from an envelope, decoded otherwise
+        # turn contexts (the model a turn ran with) and 0.171 thread settings (the model set for the next
+        # turn) apart: the model is the last turn context's, the settings' only when no turn context was
+        # read (both paths must keep them apart, or a settings record after a turn context wins in one).
+        # Kept raw from an envelope, decoded otherwise.
         self.first_tc: bytes | dict[str, Any] | None = None
         self.last_tc: bytes | dict[str, Any] | None = None
+        self.last_settings: bytes | dict[str, Any] | None = None
 
     def done(self) -> bool:
         if self.meta is None:
@@ -84,8 +88,7 @@ class _Facts:
                         sub == b"item_completed" and b'"UserMessage"' in raw[:600])):
                     self._decode(raw)
                 elif sub == b"thread_settings_applied":
-                    self.first_tc = self.first_tc or raw
-                    self.last_tc = raw
+                    self.last_settings = raw
             elif kind == b"response_item":
                 if sub == b"message":
                     role = _ROLE_AT_RE.match(raw, m.end())
@@ -125,13 +128,15 @@ class _Facts:
                 self.meta, self.meta_ts, self.bare = p, p.get("timestamp"), True
         elif kind == "event_msg":
             t = p.get("type")
-            if self.request is None:
+            if t == "thread_settings_applied":
+                self.last_settings = p
+            elif self.request is None:
                 if t == "user_message":
                     self.request = event_request(p)
                 elif t == "item_completed" and isinstance(p.get("item"), dict) \
                         and p["item"].get("type") == "UserMessage":
                     self.request = item_request(p["item"])
-        elif kind == "turn_context" or (kind == "event_msg" and p.get("type") == "thread_settings_applied"):
+        elif kind == "turn_context":
             self.first_tc = self.first_tc or p
             self.last_tc = p
         elif kind == "response_item" and p.get("type") == "message" and p.get("role") == "user":
@@ -147,6 +152,7 @@ class _Facts:
             self._decode(raw)
 
     def turn(self, which: bytes | dict[str, Any] | None) -> dict[str, Any] | None:
+        """A kept turn context or thread settings record, decoded (raw when kept from an envelope)."""
         if which is None or isinstance(which, dict):
             return which
         recs, _ = _decode_slim(which, self.fast)
@@ -155,6 +161,21 @@ class _Facts:
             if kind == "turn_context" or (kind == "event_msg" and p.get("type") == "thread_settings_applied"):
                 return p
         return None
+
+    def model(self, tail: _Tail) -> str | None:
+        """The last turn context's model (the tail's, else the head's); a thread settings record's only
+        when neither holds a turn context (a thread that has not run a turn yet, or a context that does
+        not name its model)."""
+        if tail.model is not None:
+            return tail.model
+        tc = self.turn(self.last_tc)
+        model = _str(tc.get("model")) if tc else None
+        if model is None:
+            model = tail.settings_model
+        if model is None:
+            st = self.turn(self.last_settings)
+            model = _model_of_settings(st) if st else None
+        return model
 
 
 def _model_of_settings(p: dict[str, Any]) -> str | None:
@@ -178,7 +199,8 @@ def _env_cwd(p: dict[str, Any]) -> str | None:
 class _Tail:
     def __init__(self) -> None:
         self.last_ts: Any = None
-        self.model: str | None = None
+        self.model: str | None = None  # the last turn context's
+        self.settings_model: str | None = None  # the last thread settings', looked for only without the above
 
 
 def _line_at(chunk: bytes, pos: int, lo: int, whole: bool) -> tuple[bytes | None, int]:
@@ -257,9 +279,9 @@ def _scan_tail(chunk: bytes, whole: bool, fast: bool = True) -> _Tail:
     tc = _find_last(chunk, b"turn_context", whole, "turn_context", (), fast)
     if tc is not None:
         t.model = _str(tc.get("model"))
-    else:
+    if t.model is None:
         st = _find_last(chunk, b"thread_settings_applied", whole, "event_msg", ("thread_settings_applied",), fast)
-        t.model = _model_of_settings(st) if st is not None else None
+        t.settings_model = _model_of_settings(st) if st is not None else None
     return t
 
 
