@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import sqlite3
 import threading
@@ -516,6 +517,45 @@ class SearchIndex:
         sql += " GROUP BY h.sid"
         return [Hit(*r) for r in con.execute(sql, args)]
 
+    def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
+               runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None
+               ) -> tuple[list[Hit], int]:
+        """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked and
+        cut by SQLite, so a query costs its page of results, not a Python object per matching session.
+
+        A session's score is its best step's bm25 (lower is better) times 1 + 0.5 ** (age in days / half
+        life): a session active now weighs twice its relevance, one a half life old 1.5 times. Ties go to
+        the more recent session, then to the older sid (the order `hits` gives)."""
+        con = self.connection()
+        _math(con)
+        args: list[Any] = [match]
+        inner = "SELECT rowid >> 24 AS sid, rowid AS rid, bm25(docs) AS score FROM docs WHERE docs MATCH ?"
+        if where:
+            inner += f" AND kind IN ({','.join('?' * len(where))})"
+            args += list(where)
+        conds = []
+        if runtimes:
+            conds.append(f"s.runtime IN ({','.join('?' * len(runtimes))})")
+            args += list(runtimes)
+        if since is not None:
+            conds.append("s.updated_at >= ?")
+            args.append(since)
+        # min() picks the best step; SQLite takes the bare column rid from that same row
+        sql = (f"WITH h AS MATERIALIZED ({inner}), b AS (SELECT sid, rid, min(score) AS score FROM h GROUP BY sid) "
+               "SELECT b.sid, b.rid, b.score, s.runtime, s.id, s.parent_id, s.title, s.label, s.cwd, s.updated_at, "
+               "count(*) OVER () FROM b JOIN sessions s ON s.sid = b.sid")
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
+        # the same arithmetic, in the same order, as a Python float expression would do (IEEE doubles both)
+        sql += (" ORDER BY b.score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(s.updated_at, 0.0)) / 86400.0) / ?)), "
+                "-coalesce(s.updated_at, 0.0), b.sid")
+        args += [now, half_life_days]
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        rows = con.execute(sql, args).fetchall()
+        return [Hit(*r[:10]) for r in rows], (rows[0][10] if rows else 0)  # limit >= 1: no rows, no match
+
     def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
         """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
         row = self._con_or_open().execute(
@@ -539,6 +579,14 @@ def sources_digest(sources: dict[tuple[str, str], str]) -> str:
     for (rt, p), fp in sorted(sources.items()):
         h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _math(con: sqlite3.Connection) -> None:
+    """`pow` for the ranking: SQLite's own when built with its math functions (3.35+), else Python's."""
+    try:
+        con.execute("SELECT pow(0.5, 1.0)").fetchone()
+    except sqlite3.OperationalError:
+        con.create_function("pow", 2, math.pow, deterministic=True)
 
 
 def _last(sid: int) -> int:
