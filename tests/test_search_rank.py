@@ -103,3 +103,12 @@ def test_the_page_and_total_are_those_of_ranking_every_match(tmp_path: Path, lim
     since, _ = idx.ranked(match, NOW, engine.HALF_LIFE_DAYS, since=NOW - 10 * DAY)
     assert since and all(h.updated_at >= NOW - 10 * DAY for h in since)
     assert [h.id for h in since] == [h.id for h in every if h.updated_at >= NOW - 10 * DAY]
+
+
+def test_a_session_with_many_strong_steps_does_not_crowd_out_the_next(tmp_path: Path) -> None:
+    # SQLite sorts steps and the page is cut from them: one session's 40 best steps must not hide the second
+    idx = build(tmp_path, [("many", 0.0, ["deploy deploy deploy"] * 40), ("next", 30.0, [f"deploy {FILLER}"]),
+                           ("third", 60.0, [f"deploy {FILLER} {FILLER}"])])
+    res = engine.answer(idx, Q.parse("deploy"), None, None, None, None, 2, lambda: None, "")
+    assert [r.id for r in res.results] == ["many", "next"] and res.total == 3
+    assert [h.id for h in idx.ranked(Q.parse("deploy").fts(), NOW, 14.0, limit=3)[0]] == ["many", "next", "third"]

@@ -520,41 +520,68 @@ class SearchIndex:
     def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
                runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None
                ) -> tuple[list[Hit], int]:
-        """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked and
-        cut by SQLite, so a query costs its page of results, not a Python object per matching session.
+        """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked, cut
+        and counted by SQLite, so a query costs its page of results, not a Python object per matching session.
 
         A session's score is its best step's bm25 (lower is better) times 1 + 0.5 ** (age in days / half
         life): a session active now weighs twice its relevance, one a half life old 1.5 times. Ties go to
-        the more recent session, then to the older sid (the order `hits` gives)."""
+        the more recent session, then to the older sid; a session's best step is its lowest bm25, the first
+        such step on a tie (as `hits` picks it). The factor is the session's, and positive: a session ranks
+        where its best step ranks among all matching steps, so SQLite sorts steps (a top-N sort, no grouping)
+        and the first step of each session met in that order is its best."""
         con = self.connection()
         _math(con)
         args: list[Any] = [match]
-        inner = "SELECT rowid >> 24 AS sid, rowid AS rid, bm25(docs) AS score FROM docs WHERE docs MATCH ?"
+        # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
+        inner = ("SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u FROM docs CROSS JOIN sessions s "
+                 "ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?")
         if where:
-            inner += f" AND kind IN ({','.join('?' * len(where))})"
+            inner += f" AND docs.kind IN ({','.join('?' * len(where))})"
             args += list(where)
-        conds = []
         if runtimes:
-            conds.append(f"s.runtime IN ({','.join('?' * len(runtimes))})")
+            inner += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
             args += list(runtimes)
         if since is not None:
-            conds.append("s.updated_at >= ?")
+            inner += " AND s.updated_at >= ?"
             args.append(since)
-        # min() picks the best step; SQLite takes the bare column rid from that same row
-        sql = (f"WITH h AS MATERIALIZED ({inner}), b AS (SELECT sid, rid, min(score) AS score FROM h GROUP BY sid) "
-               "SELECT b.sid, b.rid, b.score, s.runtime, s.id, s.parent_id, s.title, s.label, s.cwd, s.updated_at, "
-               "count(*) OVER () FROM b JOIN sessions s ON s.sid = b.sid")
-        if conds:
-            sql += " WHERE " + " AND ".join(conds)
-        # the same arithmetic, in the same order, as a Python float expression would do (IEEE doubles both)
-        sql += (" ORDER BY b.score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(s.updated_at, 0.0)) / 86400.0) / ?)), "
-                "-coalesce(s.updated_at, 0.0), b.sid")
+        # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
+        sql = (f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, (SELECT count(DISTINCT rid >> 24) FROM d) "
+               "FROM d ORDER BY score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(u, 0.0)) / 86400.0) / ?)), "
+               "-coalesce(u, 0.0), rid >> 24, score, rid")
         args += [now, half_life_days]
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        rows = con.execute(sql, args).fetchall()
-        return [Hit(*r[:10]) for r in rows], (rows[0][10] if rows else 0)  # limit >= 1: no rows, no match
+        own = not con.in_transaction
+        if own:
+            con.execute("BEGIN")  # one snapshot for the steps and their sessions
+        try:
+            return self._ranked(con, sql, args, limit)
+        finally:
+            if own:
+                con.execute("COMMIT")
+
+    @staticmethod
+    def _ranked(con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
+        want = limit
+        steps = None if limit is None else 8 * limit  # enough steps for `limit` sessions, unless a few hold many
+        while True:
+            rows = con.execute(sql if steps is None else sql + " LIMIT ?",
+                               args if steps is None else [*args, steps]).fetchall()
+            best: dict[int, tuple[int, float]] = {}
+            for rid, score, _n in rows:
+                sid = rid >> STEP_BITS
+                if sid not in best:
+                    best[sid] = (rid, score)
+                    if want is not None and len(best) == want:
+                        break
+            if steps is None or len(best) == want or len(rows) < steps:
+                break
+            steps *= 8  # the first steps were few sessions' many: look further
+        if not best:
+            return [], 0
+        cols = "SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at FROM sessions"
+        cur = (con.execute(f"{cols} WHERE sid IN ({','.join('?' * len(best))})", list(best)) if len(best) <= 900
+               else con.execute(cols))  # past SQLite's bound on variables: one pass over the table
+        fields = {r[0]: r[1:] for r in cur}
+        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()], rows[0][2]
 
     def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
         """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
