@@ -560,28 +560,26 @@ class SearchIndex:
 
     @staticmethod
     def _ranked(con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
-        want = limit
-        steps = None if limit is None else 8 * limit  # enough steps for `limit` sessions, unless a few hold many
-        while True:
-            rows = con.execute(sql if steps is None else sql + " LIMIT ?",
-                               args if steps is None else [*args, steps]).fetchall()
-            best: dict[int, tuple[int, float]] = {}
-            for rid, score, _n in rows:
-                sid = rid >> STEP_BITS
-                if sid not in best:
-                    best[sid] = (rid, score)
-                    if want is not None and len(best) == want:
-                        break
-            if steps is None or len(best) == want or len(rows) < steps:
-                break
-            steps *= 8  # the first steps were few sessions' many: look further
+        # no LIMIT: the sort is SQLite's either way, and the cursor is read only until the page is full (a LIMIT
+        # too small for sessions with many matching steps would mean running the whole match again)
+        cur = con.execute(sql, args)
+        best: dict[int, tuple[int, float]] = {}
+        total = 0
+        for rid, score, n in cur:
+            total = n
+            sid = rid >> STEP_BITS
+            if sid not in best:
+                best[sid] = (rid, score)
+                if limit is not None and len(best) == limit:
+                    break
+        cur.close()
         if not best:
             return [], 0
         cols = "SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at FROM sessions"
         cur = (con.execute(f"{cols} WHERE sid IN ({','.join('?' * len(best))})", list(best)) if len(best) <= 900
                else con.execute(cols))  # past SQLite's bound on variables: one pass over the table
         fields = {r[0]: r[1:] for r in cur}
-        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()], rows[0][2]
+        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()], total
 
     def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
         """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
