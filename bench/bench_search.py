@@ -2,6 +2,7 @@
 
     python -m bench.bench_search [--cache-dir /tmp/segue-bench] [--sessions-per-runtime 2000] [--runs 7]
     python -m bench.bench_search --corpus /tmp/segue-bench/n1600-s1-b200-c20-v4 [--build-runs 3]
+    python -m bench.bench_search --corpus DIR --state STATE   # queries only, on STATE's warm index of DIR
 
 The corpus is bench/generate.py's (generated once into the cache dir and reused; the 8,000-session default is
 the 1.98 GB home of issue 16). Each figure runs in its own process, as a person or the editor would meet it:
@@ -35,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-QUERIES = ('"the parser"', "migrate middleware", "cargo", "xylophonist")
+# a phrase, two words, a common word, a very common one, a rare one, one that matches nothing
+QUERIES = ('"the parser"', "migrate middleware", "cargo", "test", "cache18", "xylophonist")
 
 _FLOOR = r"""
 import json, os, sqlite3, sys, time
@@ -98,10 +100,12 @@ svc.reuse_within = 3.0  # as the server sets it when its watcher runs
 out = {}
 for q in json.loads(sys.argv[3]):
     svc.search(q)
-    times = []
+    times, cpus = [], []
     for _ in range(30):
-        t0 = time.perf_counter(); r = svc.search(q); times.append(time.perf_counter() - t0)
-    out[q] = {"median_ms": 1000 * statistics.median(times), "total": r.total}
+        t0 = time.perf_counter(); c0 = time.process_time(); r = svc.search(q)
+        times.append(time.perf_counter() - t0); cpus.append(time.process_time() - c0)
+    out[q] = {"median_ms": 1000 * statistics.median(times), "cpu_ms": 1000 * statistics.median(cpus),
+              "total": r.total}
 svc.reuse_within = 0.0
 times = []
 for _ in range(10):
@@ -146,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-count", type=int, default=20)
     ap.add_argument("--corpus", help="an existing corpus directory, used read-only (instead of --cache-dir & co.)")
     ap.add_argument("--build-runs", type=int, default=3, help="paired floor/serial/parallel build rounds")
+    ap.add_argument("--state", help="a Segue state directory whose index of --corpus is warm (built once and kept): "
+                    "measure only the queries (CLI and server), no floor, builds or size")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from bench import generate
@@ -159,75 +165,88 @@ def main(argv: list[str] | None = None) -> int:
         corpus = generate.ensure(Path(a.cache_dir), a.sessions_per_runtime, a.seed, a.big_mb, a.big_count, log=print)
     exp = json.loads((corpus / "expected.json").read_text())
     home = corpus / "home"
-    state = Path(tempfile.mkdtemp(prefix="segue-bench-search-"))
+    state = Path(a.state) if a.state else Path(tempfile.mkdtemp(prefix="segue-bench-search-"))
+    if a.state and not (state / "cache" / "search.sqlite").is_file():
+        ap.error(f"--state {state}: no search index there (build it once, e.g. with `segue search` on that home)")
     try:
         print(f"corpus: {sum(exp['counts'].values())} sessions, {exp['bytes'] / 1e9:.2f} GB ({corpus})")
-        floor = child(_FLOOR, str(corpus / "files.txt"))
-        print(f"floor (one orjson pass): {floor['seconds']:.2f} s ({floor['cpu_s']:.2f} s CPU), {floor['records']} "
-              f"records, {floor['bytes'] / 1e9:.2f} GB, {floor['max_rss_mb']:.0f} MB")
-        cold = child(_BUILD, str(state), str(home))  # cold listing and build; warms the page cache
-        print(f"first build with a cold listing (fresh state dir): listing {cold['listing_s']:.2f} s + index "
-              f"{cold['build_s']:.2f} s; max RSS {cold['max_rss_mb']:.0f} MB")
-        # paired and interleaved in one go: floor, serial build (SEGUE_SEARCH_WORKERS=0, the reference), the
-        # build on every core; the medians of each, so other people's load on a shared machine hits all three
-        floors, serials, builds = [], [], []
-        for _ in range(a.build_runs):
-            floors.append(child(_FLOOR, str(corpus / "files.txt")))
-            for kind, out in (("0", serials), ("", builds)):
-                for p in (state / "cache").glob("search.sqlite*"):
-                    p.unlink()
-                env = dict(os.environ)
-                env.pop("SEGUE_SEARCH_WORKERS", None)
-                if kind:
-                    env["SEGUE_SEARCH_WORKERS"] = kind
-                out.append(child(_BUILD, str(state), str(home), env=env))
-
-        def med(rows: list[dict[str, Any]], key: str) -> float:
-            return statistics.median(r[key] for r in rows)
-
-        fw, fc = med(floors, "seconds"), med(floors, "cpu_s")
-        print(f"floor (one orjson pass, page cache warm), median of {a.build_runs}: {fw:.2f} s wall, {fc:.2f} s CPU")
-        build = builds[-1]
-        for name, rows in (("serial build (SEGUE_SEARCH_WORKERS=0)", serials),
-                           (f"build on every core ({build['workers']} workers)", builds)):
-            w, c = med(rows, "build_s"), med(rows, "cpu_s")
-            print(f"{name}: {w:.2f} s = {w / fw:.2f}x the floor (target <= 1.5x); CPU {c:.2f} s = {c / fc:.2f}x "
-                  f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it; the whole process: start-up and warm listing "
-                  f"included); writer max RSS {max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
-                  f"{max(r['workers_max_rss_mb'] for r in rows):.0f} MB (target <= 100 MB)")
-        print(f"  runs (wall s): floor {[round(f['seconds'], 2) for f in floors]}, serial "
-              f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}")
-        print(f"  {build['sessions']} sessions, {build['steps']} steps indexed")
-        size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
-        print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "
-              "(target <= 25 %)")
-        env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
-                   PYTHONPYCACHEPREFIX=str(PYCACHE))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
-            del env[k]
-        for q in QUERIES:
-            times, cpus = [], []
-            for _ in range(a.runs + 1):
-                p, wall, cpu = run_cpu([sys.executable, "-m", "segue", "search", q, "--json"], env=env,
-                                       capture_output=True)
-                times.append(wall)
-                cpus.append(cpu)
-            total = json.loads(p.stdout)["total"] if p.stdout else 0
-            print(f"query {q!r} whole CLI process: median {1000 * statistics.median(times[1:]):.0f} ms "
-                  f"(min {1000 * min(times[1:]):.0f}; CPU median {1000 * statistics.median(cpus[1:]):.0f} ms; "
-                  f"{total} sessions match; target <= 100 ms)")
-        bare = [run_cpu([sys.executable, "-c", "pass"], env=env, check=True) for _ in range(3)]
-        print(f"  (bare Python start on this machine: {1000 * min(b[1] for b in bare):.0f} ms, "
-              f"{1000 * min(b[2] for b in bare):.0f} ms CPU)")
-        server = child(_SERVER, str(state), str(home), json.dumps(QUERIES))
-        server.pop("cpu_s")  # the whole child's: not a per-query figure
-        for q, r in server.items():
-            print(f"server {q}: median {r['median_ms']:.1f} ms" + (f" ({r['total']} match)" if "total" in r else "")
-                  + " (target <= 50 ms)")
+        if not a.state:
+            _builds(a, corpus, exp, home, state)
+        _queries(a, home, state)
     finally:
-        shutil.rmtree(state, ignore_errors=True)
+        if not a.state:
+            shutil.rmtree(state, ignore_errors=True)
     return 0
+
+
+def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path, state: Path) -> None:
+    floor = child(_FLOOR, str(corpus / "files.txt"))
+    print(f"floor (one orjson pass): {floor['seconds']:.2f} s ({floor['cpu_s']:.2f} s CPU), {floor['records']} "
+          f"records, {floor['bytes'] / 1e9:.2f} GB, {floor['max_rss_mb']:.0f} MB")
+    cold = child(_BUILD, str(state), str(home))  # cold listing and build; warms the page cache
+    print(f"first build with a cold listing (fresh state dir): listing {cold['listing_s']:.2f} s + index "
+          f"{cold['build_s']:.2f} s; max RSS {cold['max_rss_mb']:.0f} MB")
+    # paired and interleaved in one go: floor, serial build (SEGUE_SEARCH_WORKERS=0, the reference), the
+    # build on every core; the medians of each, so other people's load on a shared machine hits all three
+    floors, serials, builds = [], [], []
+    for _ in range(a.build_runs):
+        floors.append(child(_FLOOR, str(corpus / "files.txt")))
+        for kind, out in (("0", serials), ("", builds)):
+            for p in (state / "cache").glob("search.sqlite*"):
+                p.unlink()
+            env = dict(os.environ)
+            env.pop("SEGUE_SEARCH_WORKERS", None)
+            if kind:
+                env["SEGUE_SEARCH_WORKERS"] = kind
+            out.append(child(_BUILD, str(state), str(home), env=env))
+
+    def med(rows: list[dict[str, Any]], key: str) -> float:
+        return statistics.median(r[key] for r in rows)
+
+    fw, fc = med(floors, "seconds"), med(floors, "cpu_s")
+    print(f"floor (one orjson pass, page cache warm), median of {a.build_runs}: {fw:.2f} s wall, {fc:.2f} s CPU")
+    build = builds[-1]
+    for name, rows in (("serial build (SEGUE_SEARCH_WORKERS=0)", serials),
+                       (f"build on every core ({build['workers']} workers)", builds)):
+        w, c = med(rows, "build_s"), med(rows, "cpu_s")
+        print(f"{name}: {w:.2f} s = {w / fw:.2f}x the floor (target <= 1.5x); CPU {c:.2f} s = {c / fc:.2f}x "
+              f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it; the whole process: start-up and warm listing "
+              f"included); writer max RSS {max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
+              f"{max(r['workers_max_rss_mb'] for r in rows):.0f} MB (target <= 100 MB)")
+    print(f"  runs (wall s): floor {[round(f['seconds'], 2) for f in floors]}, serial "
+          f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}")
+    print(f"  {build['sessions']} sessions, {build['steps']} steps indexed")
+    size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
+    print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "
+          "(target <= 25 %)")
+
+
+def _queries(a: argparse.Namespace, home: Path, state: Path) -> None:
+    env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
+               PYTHONPYCACHEPREFIX=str(PYCACHE))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
+        del env[k]
+    for q in QUERIES:
+        times, cpus = [], []
+        for _ in range(a.runs + 1):
+            p, wall, cpu = run_cpu([sys.executable, "-m", "segue", "search", q, "--json"], env=env,
+                                   capture_output=True)
+            times.append(wall)
+            cpus.append(cpu)
+        total = json.loads(p.stdout)["total"] if p.stdout else 0
+        print(f"query {q!r} whole CLI process: median {1000 * statistics.median(times[1:]):.0f} ms "
+              f"(min {1000 * min(times[1:]):.0f}; CPU median {1000 * statistics.median(cpus[1:]):.0f} ms; "
+              f"{total} sessions match; target <= 100 ms)")
+    bare = [run_cpu([sys.executable, "-c", "pass"], env=env, check=True) for _ in range(3)]
+    print(f"  (bare Python start on this machine: {1000 * min(b[1] for b in bare):.0f} ms, "
+          f"{1000 * min(b[2] for b in bare):.0f} ms CPU)")
+    server = child(_SERVER, str(state), str(home), json.dumps(QUERIES))
+    server.pop("cpu_s")  # the whole child's: not a per-query figure
+    for q, r in server.items():
+        print(f"server {q}: median {r['median_ms']:.1f} ms"
+              + (f" (CPU {r['cpu_ms']:.1f} ms; {r['total']} match)" if "total" in r else "")
+              + " (target <= 50 ms)")
 
 
 if __name__ == "__main__":

@@ -240,10 +240,14 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     """Query the index as it is. Shown text is redacted again unless every shown session's text went through
     the very redaction `digest` names (segue.search.redaction); `redactor()` is called only when needed."""
     match = parsed.fts()
-    hits = index.hits(match, where=where, runtimes=runtimes, since=since)
-    if directory is not None:
+    now = time.time()
+    if directory is None:  # SQLite ranks, cuts and counts
+        shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
+                                    limit=limit)
+    else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
         from segue.listing import cwd_within
 
+        hits, _all = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since)
         within: dict[str | None, bool] = {}
         kept = []
         for h in hits:
@@ -251,15 +255,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
                 within[h.cwd] = cwd_within(h.cwd, directory)
             if within[h.cwd]:
                 kept.append(h)
-        hits = kept
-    now = time.time()
-
-    def rank(h: Any) -> tuple[float, float]:
-        age_days = max(0.0, now - (h.updated_at or 0.0)) / 86400.0
-        return (h.score * (1.0 + 0.5 ** (age_days / HALF_LIFE_DAYS)), -(h.updated_at or 0.0))
-
-    hits.sort(key=rank)
-    shown = hits if limit is None else hits[:limit]
+        shown, total = (kept if limit is None else kept[:limit]), len(kept)
     again = bool(shown) and (not digest or index.redacted_by(h.sid for h in shown) != {digest})
     red = redactor() if again else None  # building one compiles every rule: only when needed
     results = []
@@ -273,7 +269,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
             updated_at=h.updated_at, where=kind, snippet=_snippet(raw, kind, code, red),
             step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
             exit_code=code))
-    return SearchResults(results=results, total=len(hits))
+    return SearchResults(results=results, total=total)
 
 
 def _shown(text: str | None, redactor: Any) -> str | None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import sqlite3
 import threading
@@ -516,6 +517,70 @@ class SearchIndex:
         sql += " GROUP BY h.sid"
         return [Hit(*r) for r in con.execute(sql, args)]
 
+    def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
+               runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None
+               ) -> tuple[list[Hit], int]:
+        """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked, cut
+        and counted by SQLite, so a query costs its page of results, not a Python object per matching session.
+
+        A session's score is its best step's bm25 (lower is better) times 1 + 0.5 ** (age in days / half
+        life): a session active now weighs twice its relevance, one a half life old 1.5 times. Ties go to
+        the more recent session, then to the older sid; a session's best step is its lowest bm25, the first
+        such step on a tie (as `hits` picks it). The factor is the session's, and positive: a session ranks
+        where its best step ranks among all matching steps, so SQLite sorts steps (a top-N sort, no grouping)
+        and the first step of each session met in that order is its best."""
+        con = self.connection()
+        _math(con)
+        args: list[Any] = [match]
+        # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
+        inner = ("SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u FROM docs CROSS JOIN sessions s "
+                 "ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?")
+        if where:
+            inner += f" AND docs.kind IN ({','.join('?' * len(where))})"
+            args += list(where)
+        if runtimes:
+            inner += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
+            args += list(runtimes)
+        if since is not None:
+            inner += " AND s.updated_at >= ?"
+            args.append(since)
+        # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
+        sql = (f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, (SELECT count(DISTINCT rid >> 24) FROM d) "
+               "FROM d ORDER BY score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(u, 0.0)) / 86400.0) / ?)), "
+               "-coalesce(u, 0.0), rid >> 24, score, rid")
+        args += [now, half_life_days]
+        own = not con.in_transaction
+        if own:
+            con.execute("BEGIN")  # one snapshot for the steps and their sessions
+        try:
+            return self._ranked(con, sql, args, limit)
+        finally:
+            if own:
+                con.execute("COMMIT")
+
+    @staticmethod
+    def _ranked(con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
+        # no LIMIT: the sort is SQLite's either way, and the cursor is read only until the page is full (a LIMIT
+        # too small for sessions with many matching steps would mean running the whole match again)
+        cur = con.execute(sql, args)
+        best: dict[int, tuple[int, float]] = {}
+        total = 0
+        for rid, score, n in cur:
+            total = n
+            sid = rid >> STEP_BITS
+            if sid not in best:
+                best[sid] = (rid, score)
+                if limit is not None and len(best) == limit:
+                    break
+        cur.close()
+        if not best:
+            return [], 0
+        cols = "SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at FROM sessions"
+        cur = (con.execute(f"{cols} WHERE sid IN ({','.join('?' * len(best))})", list(best)) if len(best) <= 900
+               else con.execute(cols))  # past SQLite's bound on variables: one pass over the table
+        fields = {r[0]: r[1:] for r in cur}
+        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()], total
+
     def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
         """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
         row = self._con_or_open().execute(
@@ -539,6 +604,14 @@ def sources_digest(sources: dict[tuple[str, str], str]) -> str:
     for (rt, p), fp in sorted(sources.items()):
         h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _math(con: sqlite3.Connection) -> None:
+    """`pow` for the ranking: SQLite's own when built with its math functions (3.35+), else Python's."""
+    try:
+        con.execute("SELECT pow(0.5, 1.0)").fetchone()
+    except sqlite3.OperationalError:
+        con.create_function("pow", 2, math.pow, deterministic=True)
 
 
 def _last(sid: int) -> int:
