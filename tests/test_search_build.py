@@ -15,7 +15,8 @@ import pytest
 from segue.search import index as I
 from segue.search import workers
 from segue.search.index import FILE_NAME
-from tests.test_search import SECRET, copy_stores, expected, service
+from tests import store_changes
+from tests.test_search import SECRET, copy_stores, service
 
 QUERIES = ('"write what happened"', "files", "notes.md", '"database password"', "nonexistent-dir", "Sup3rS3cret")
 
@@ -76,16 +77,7 @@ def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytes
 
 
 def _grow_claude(root: Path) -> None:
-    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
-    path = next((root / "claude").rglob(f"{exp['id']}.jsonl"))
-    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
-    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
-               and r["message"]["content"][0].get("type") == "text")
-    msg["message"]["content"] = [{"type": "text", "text": "Now the zebrafish can count."}]
-    msg["message"]["id"] = "msg_zebrafish"
-    msg["parentUuid"], msg["uuid"] = msg["uuid"], "00000000-0000-4000-8000-000000000001"
-    with open(path, "a") as f:
-        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    path = store_changes.append_claude_reply(root, "Now the zebrafish can count.")
     os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)  # the same in both copies: keys hash it
 
 
@@ -125,7 +117,6 @@ def test_the_worker_count(monkeypatch: pytest.MonkeyPatch) -> None:
     assert workers.count({"SEGUE_SEARCH_WORKERS": "3"}) == 3
     assert workers.count({"SEGUE_SEARCH_WORKERS": "many"}) == 0  # unreadable: the serial build
     assert 1 <= workers.count({}) <= workers.MAX_WORKERS
-
 
 
 def test_a_cancelled_parallel_build_stops_its_workers_and_keeps_what_was_written(

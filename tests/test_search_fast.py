@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +18,15 @@ import pytest
 from segue.paths import StateDir
 from segue.search import engine, fast, probe
 from segue.service import Service
+from tests import store_changes
+from tests.store_changes import claude_transcript as _claude_transcript
+from tests.store_changes import cline_session as _cline_session
+from tests.store_changes import gemini_project_root as _gemini_project_root
+from tests.store_changes import new_file_in_project as _new_file_in_project
+from tests.store_changes import new_project as _new_project
+from tests.store_changes import remove_rollout as _remove_rollout
 from tests.test_cli_real import Stores
-from tests.test_search import copy_stores, expected
+from tests.test_search import copy_stores
 
 QUERIES = ("files", '"run the tests"', "hello", "exit", "migration", "codex", "nonexistent-word-q")
 
@@ -75,9 +81,8 @@ def test_a_fresh_index_answers_without_a_reader_and_gives_the_service_s_results(
         assert shown(quick(root, "files", **kw)) == shown(want), kw
 
 
-def _claude_transcript(root: Path) -> Path:
-    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
-    return next((root / "claude").rglob(f"{exp['id']}.jsonl"))
+def _opencode_row(root: Path) -> None:
+    store_changes.rename_opencode_sessions(root)
 
 
 def _grow(root: Path) -> None:
@@ -85,49 +90,9 @@ def _grow(root: Path) -> None:
         f.write("\n")
 
 
-def _new_file_in_project(root: Path) -> None:
-    p = _claude_transcript(root)
-    shutil.copy(p, p.with_name("00000000-0000-4000-8000-00000000abcd.jsonl"))
-
-
-def _new_project(root: Path) -> None:
-    p = _claude_transcript(root)
-    d = p.parent.parent / "-tmp-another-project"
-    d.mkdir()
-    shutil.copy(p, d / "00000000-0000-4000-8000-00000000abce.jsonl")
-
-
-def _remove_rollout(root: Path) -> None:
-    next((root / "codex").rglob("rollout-*.jsonl")).unlink()
-
-
 def _touch_codex_dir(root: Path) -> None:
     d = next((root / "codex").rglob("rollout-*.jsonl")).parent
     os.utime(d, ns=(0, 1_000_000_000))
-
-
-def _opencode_row(root: Path) -> None:
-    db = next((root / "opencode").rglob("opencode*.db"))
-    con = sqlite3.connect(db)
-    con.execute("UPDATE session SET title = title || ' (renamed)'")
-    con.commit()
-    con.close()
-    for side in ("-wal", "-shm"):
-        Path(str(db) + side).unlink(missing_ok=True)
-
-
-def _cline_session(root: Path) -> None:
-    d = next(p for p in (root / "cline").rglob("sessions") if p.is_dir())
-    (d / "new-session-dir").mkdir()
-
-
-def _gemini_project_root(root: Path) -> None:
-    """Which project a Gemini folder is lives in a file's content: changed here with its size and mtime kept."""
-    f = next((root / "gemini").rglob(".project_root"))
-    st = f.stat()
-    text = f.read_text(encoding="utf-8")
-    f.write_text(text[:-1] + ("x" if text[-1:] != "x" else "y"), encoding="utf-8")
-    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _relocate_codex(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,15 +132,7 @@ def test_a_grown_transcript_s_new_words_are_found_by_the_next_cli_query(tmp_path
     assert search("zebrafish").returncode == 1  # builds the index
     assert search("zebrafish").returncode == 1  # the quick path: nothing changed
     exp = next(s for s in stores.expected["claude"]["sessions"] if s["scenario"] == "one")
-    path = next((tmp_path / "claude").rglob(f"{exp['id']}.jsonl"))
-    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
-    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
-               and r["message"]["content"][0].get("type") == "text")
-    msg["message"]["content"] = [{"type": "text", "text": "Now the zebrafish can count."}]
-    msg["message"]["id"] = "msg_zebrafish"
-    msg["parentUuid"], msg["uuid"] = msg["uuid"], "00000000-0000-4000-8000-000000000001"
-    with open(path, "a") as f:
-        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    store_changes.append_claude_reply(tmp_path, "Now the zebrafish can count.")
     p = search("zebrafish")
     assert p.returncode == 0, p.stderr
     assert [(r["runtime"], r["id"]) for r in json.loads(p.stdout)["results"]] == [("claude", exp["id"])]

@@ -23,6 +23,13 @@ import pytest
 from segue import cli, warm
 from segue.paths import StateDir
 from segue.tokens import Registry
+from tests import store_changes
+from tests.store_changes import claude_transcript as _claude_transcript
+from tests.store_changes import cline_session as _cline_session
+from tests.store_changes import gemini_project_root as _gemini_project_root
+from tests.store_changes import new_file_in_project as _new_file_in_project
+from tests.store_changes import new_project as _new_project
+from tests.store_changes import remove_rollout as _remove_rollout
 from tests.test_cli_real import Stores
 from tests.test_search import copy_stores, expected
 
@@ -113,9 +120,9 @@ def test_it_can_be_switched_off_and_answers_only_plain_list_arguments(
 
 # -- every kind of change ---------------------------------------------------------------------------------------
 
-def _claude_transcript(root: Path) -> Path:
-    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
-    return next((root / "claude").rglob(f"{exp['id']}.jsonl"))
+
+def _opencode_row(root: Path) -> None:
+    store_changes.rename_opencode_sessions(root, bump_time=True)
 
 
 def _grow(root: Path) -> None:
@@ -132,45 +139,6 @@ def _touch(root: Path) -> None:
     p = _claude_transcript(root)
     st = p.stat()
     os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
-
-
-def _new_file_in_project(root: Path) -> None:
-    p = _claude_transcript(root)
-    shutil.copy(p, p.with_name("00000000-0000-4000-8000-00000000abcd.jsonl"))
-
-
-def _new_project(root: Path) -> None:
-    p = _claude_transcript(root)
-    d = p.parent.parent / "-tmp-another-project"
-    d.mkdir()
-    shutil.copy(p, d / "00000000-0000-4000-8000-00000000abce.jsonl")
-
-
-def _remove_rollout(root: Path) -> None:
-    next((root / "codex").rglob("rollout-*.jsonl")).unlink()
-
-
-def _opencode_row(root: Path) -> None:
-    db = next((root / "opencode").rglob("opencode*.db"))
-    con = sqlite3.connect(db)
-    con.execute("UPDATE session SET title = title || ' (renamed)', time_updated = time_updated + 1000")
-    con.commit()
-    con.close()
-    for side in ("-wal", "-shm"):
-        Path(str(db) + side).unlink(missing_ok=True)
-
-
-def _cline_session(root: Path) -> None:
-    d = next(p for p in (root / "cline").rglob("sessions") if p.is_dir())
-    (d / "new-session-dir").mkdir()
-
-
-def _gemini_project_root(root: Path) -> None:
-    f = next((root / "gemini").rglob(".project_root"))
-    st = f.stat()
-    text = f.read_text(encoding="utf-8")
-    f.write_text(text[:-1] + ("x" if text[-1:] != "x" else "y"), encoding="utf-8")
-    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def _relocate_codex(root: Path) -> None:
