@@ -61,6 +61,15 @@ _CMDS = ("git status --short --branch", "pytest -q tests/", "npm test", "cargo b
          "ruff check .", "du -sh node_modules", "ls /nonexistent-dir", "git push origin HEAD")
 
 
+def joined_lines(lines: list[str]) -> tuple[str, list[int]]:
+    """The lines as one text (each ending in a newline) and the offset where each starts."""
+    starts, pos = [], 0
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln) + 1
+    return "\n".join(lines) + "\n", starts
+
+
 class Gen:
     """Seeded randomness plus the text a coding session is made of."""
 
@@ -167,11 +176,7 @@ class Gen:
                 line += " " + self.pick(_UNICODE)
             lines.append(line)
             total += len(line) + 1
-        starts, pos = [], 0
-        for ln in lines:
-            starts.append(pos)
-            pos += len(ln) + 1
-        return "\n".join(lines) + "\n", starts
+        return joined_lines(lines)
 
     def tool_size(self) -> int:
         """Tool output sizes: mostly small, a long tail of big ones (test logs, file reads, builds)."""
