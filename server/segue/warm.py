@@ -192,18 +192,26 @@ def _copy_body(f: Any, size: int) -> None:
 
 # -- the quick answer ---------------------------------------------------------------------------------------
 
-def answer(argv: Sequence[str]) -> int | None:
-    """Print what the full path printed for these arguments, when nothing it depends on changed; None (having
-    printed nothing) otherwise."""
+def _home_and_root(argv: Sequence[str]) -> tuple[str | None, str] | None:
+    """(the --home given, the state directory it resolves to) when these arguments may be answered warm."""
     if not enabled() or os.name != "posix":  # (paths, owners and modes as POSIX has them)
         return None
     parsed = split(argv)
     if parsed is None:
         return None
     try:
-        root = state_root(parsed[0])
+        return parsed[0], state_root(parsed[0])
     except Exception:  # an unusual state directory: the full path explains it
         return None
+
+
+def answer(argv: Sequence[str]) -> int | None:
+    """Print what the full path printed for these arguments, when nothing it depends on changed; None (having
+    printed nothing) otherwise."""
+    found_root = _home_and_root(argv)
+    if found_root is None:
+        return None
+    root = found_root[1]
     if not (_private_dir(root) and _private_dir(f"{root}/cache") and _private_dir(f"{root}/cache/{SUBDIR}")):
         return None
     key = key_of(argv, root)
@@ -266,18 +274,10 @@ class Keeper:
     @classmethod
     def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
         """A keeper when these arguments may be answered warm next time (None: switched off, another form)."""
-        if argv is None or not enabled() or os.name != "posix":
+        found = None if argv is None else _home_and_root(argv)
+        if found is None or found[1] != resolved_root or found[0] != home:  # what the service uses, or nothing
             return None
-        parsed = split(argv)
-        if parsed is None:
-            return None
-        try:
-            root = state_root(parsed[0])
-        except Exception:
-            return None
-        if root != resolved_root or parsed[0] != home:  # what the service uses, or nothing is kept
-            return None
-        return cls(list(argv), root)
+        return cls(list(argv), found[1])
 
     def recording(self) -> AbstractContextManager[Env]:
         import contextlib
