@@ -3,8 +3,9 @@ that occur, gates and start positions narrow where a rule is tried; none of it c
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
@@ -124,36 +125,10 @@ _SHAPE_RULES = tuple(r for r in RULES if r.whole_text and not r.keywords)
 _GATED = frozenset(i for i, r in enumerate(RULES) if not r.keywords and r.gate is not None and not r.whole_text)
 
 
-def _branches(pattern: str) -> list[str]:
-    """The top-level alternatives of a regex (sre scans a charset-first alternation at every position,
-    but skips straight to a literal first character: so each branch is searched on its own)."""
-    out, depth, cur, esc, in_class = [], 0, "", False, False
-    for c in pattern:
-        if esc:
-            esc = False
-        elif c == "\\":
-            esc = True
-        elif in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c in "()":
-            depth += 1 if c == "(" else -1
-        elif c == "|" and depth == 0:
-            out.append(cur)
-            cur = ""
-            continue
-        cur += c
-    return [*out, cur]
-
-
-_PLAIN_CLASS_CHARS = frozenset("\"'`?&;:!=#@%,<>|/")
-_QUANTIFIERS = ("?", "*", "+", "{")
-
-
-def _group_end(pattern: str, start: int) -> int:
-    """The index of the ")" that closes the group opened at ``start`` (-1 if none)."""
-    depth, esc, in_class = 0, False, False
+def _structure(pattern: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of ``pattern`` from ``start`` that is neither escaped nor inside a
+    character class: the ones that make its groups and alternatives."""
+    esc = in_class = False
     for i in range(start, len(pattern)):
         c = pattern[i]
         if esc:
@@ -164,7 +139,32 @@ def _group_end(pattern: str, start: int) -> int:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-        elif c == "(":
+        else:
+            yield i, c
+
+
+def _branches(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (sre scans a charset-first alternation at every position,
+    but skips straight to a literal first character: so each branch is searched on its own)."""
+    cuts, depth = [-1], 0
+    for i, c in _structure(pattern):
+        if c in "()":
+            depth += 1 if c == "(" else -1
+        elif c == "|" and depth == 0:
+            cuts.append(i)
+    cuts.append(len(pattern))
+    return [pattern[a + 1 : b] for a, b in itertools.pairwise(cuts)]
+
+
+_PLAIN_CLASS_CHARS = frozenset("\"'`?&;:!=#@%,<>|/")
+_QUANTIFIERS = ("?", "*", "+", "{")
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index of the ")" that closes the group opened at ``start`` (-1 if none)."""
+    depth = 0
+    for i, c in _structure(pattern, start):
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
