@@ -20,26 +20,25 @@ def serve(home: str | None) -> int:
     return run_server(home=home)
 
 
+def _quick(args: list[str]) -> int | None:
+    """The exit code of a quick answer, or None (having printed nothing) when the CLI must answer."""
+    if "list" in args[:3]:
+        from segue.warm import answer as quick
+    elif "search" in args[:3]:
+        from segue.cli_search import quick_main as quick
+    else:
+        return None
+    return quick(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if "list" in args[:3]:
-        from segue.warm import answer
-
-        try:
-            rc = answer(args)
-        except KeyboardInterrupt:
-            return 130
-        if rc is not None:
-            return rc
-    elif "search" in args[:3]:
-        from segue.cli_search import quick_main
-
-        try:
-            rc = quick_main(args)
-        except KeyboardInterrupt:
-            return 130
-        if rc is not None:
-            return rc
+    try:
+        rc = _quick(args)
+    except KeyboardInterrupt:
+        return 130
+    if rc is not None:
+        return rc
     from segue.cli import main as cli_main
 
     return cli_main(args, serve=serve)
