@@ -349,3 +349,19 @@ def test_a_broken_pipe_keeps_nothing_and_leaves_no_file(root: Path, monkeypatch:
     assert quick(monkeypatch, argv) is None  # a cut output is never kept
     ref = full(monkeypatch, argv)
     assert quick(monkeypatch, argv) == ref
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "trailer"])
+def test_a_damaged_entry_is_never_trusted_and_the_full_path_answers(
+        root: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    argv = ["list", "--json"]
+    ref = full(monkeypatch, argv)
+    assert quick(monkeypatch, argv) == ref  # the control: the kept entry answers
+    entries = list((root / "segue" / "cache" / warm.SUBDIR).iterdir())
+    assert len(entries) == 1
+    data = entries[0].read_bytes()
+    entries[0].write_bytes({"truncated": data[: len(data) // 2], "garbage": bytes(range(256)) * 4, "empty": b"",
+                            "trailer": data[:-8] + (len(data)).to_bytes(8, "little")}[damage])
+    assert quick(monkeypatch, argv) is None  # refused, printing nothing
+    assert full(monkeypatch, argv) == ref  # and the full path answers as before, keeping a good entry again
+    assert quick(monkeypatch, argv) == ref
