@@ -42,7 +42,7 @@ def keep(state: StateDir, session: Session, facts: dict[str, Any], now: float) -
         tmp = d / f".{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
+            f.write(json.dumps(data))  # the same text as json.dump, encoded in C in one go (~4x faster)
         os.replace(tmp, path_for(state, session.runtime, session.id))
     except OSError:
         pass
