@@ -176,24 +176,48 @@ class Facts:
 
 
 class _Quoter:
-    def __init__(self, redactor: Redactor) -> None:
+    """Cleans, redacts and marks one piece of a brief. Pieces repeat (a session runs `git status` hundreds of
+    times): a piece quoted again while the redactor has learned nothing new since is answered from memory.
+    That is exact: the scoped redactor's only state is its learned values, which only grow, so an unchanged
+    count means the same state and `excerpt` gives the same result."""
+
+    MEMO_TEXT = 4096  # longer pieces rarely repeat
+    MEMO_SIZE = 50_000
+
+    def __init__(self, redactor: Redactor, memo: bool = True) -> None:
         self.redactor = redactor
         self.count = 0
+        self.use_memo = memo
+        self.memo: dict[tuple[str, int, str], tuple[str, int, int]] = {}  # -> (shown, count, learned then)
 
     def __call__(self, text: str | None, cap: int, keep: str = "head") -> str | None:
         if text is None:
             return None
-        t, n, _ = self.redactor.excerpt(clean(text), cap, keep)  # type: ignore[arg-type]
+        r = self.redactor
+        key = (text, cap, keep)
+        hit = self.memo.get(key) if self.use_memo and len(text) <= self.MEMO_TEXT else None
+        if hit is not None and hit[2] == r.learned_count():
+            self.count += hit[1]
+            return hit[0]
+        before = r.learned_count()
+        t, n, _ = r.excerpt(clean(text), cap, keep)  # type: ignore[arg-type]
         self.count += n
-        return mark_invisible(t)
+        shown = mark_invisible(t)
+        if (self.use_memo and len(text) <= self.MEMO_TEXT and r.learned_count() == before
+                and len(self.memo) < self.MEMO_SIZE):
+            self.memo[key] = (shown, n, before)
+        return shown
 
 
-def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redactor: Redactor) -> Facts:
+def build_facts(session: Session, steps: Iterable[Step], stats: ReadStats, redactor: Redactor,
+                memo: bool = True) -> Facts:
+    """The brief's facts. `memo` False quotes every repeated piece again (the reference for `_Quoter`'s
+    memory; `SEGUE_FAST_PATHS=0`)."""
     raw = stream(steps)
     # One memory of found values per brief: a value a rule found in one piece is redacted in every other
     # piece too (a password shown after `login`, under a `*_confirmation` key, or bare).
     redactor = redactor.scoped()
-    q = _Quoter(redactor)
+    q = _Quoter(redactor, memo)
     first = raw.first_request if raw.first_request is not None else session.first_request
     if session.branch_is_current:  # read again: "now" means when the brief is written, not when listed
         session = dataclasses.replace(session, branch=current_branch(session.cwd))

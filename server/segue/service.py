@@ -283,12 +283,14 @@ class Service:
     def facts(self, session: Session) -> Facts:
         """Facts from the runtime's store; from the kept facts when the session has left it."""
         from segue.brief import build_facts, keep_facts, load_kept
+        from segue.stores import text
 
         reader = reader_for(session.runtime, self.env)
         if session.resume_blocker != "not_in_store" and reader.exists(session):
             stats = ReadStats()
             try:
-                facts = build_facts(session, reader.steps(session, stats), stats, self.redactor())
+                facts = build_facts(session, reader.steps(session, stats), stats, self.redactor(),
+                                    memo=text.fast_paths(self.env))
             except FileNotFoundError:
                 facts = None
             if facts is not None:

@@ -85,6 +85,11 @@ class Redactor:
         """The values rules have found so far (what redact_known() redacts)."""
         return frozenset(self._learned)
 
+    def learned_count(self) -> int:
+        """How many values rules have found so far: the memory only grows, so an equal count is the same
+        memory (what lets a caller reuse a result for the same text)."""
+        return len(self._learned)
+
     def redact_known(self, text: str) -> tuple[str, int]:
         """Redact only the values found so far and the exact values: cheap, for a last pass over the
         pieces of a brief written before a later piece taught the Redactor a value."""
