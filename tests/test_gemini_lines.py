@@ -19,6 +19,7 @@ PIECES = [
     json.dumps({"sessionId": "s", "startTime": "2026-01-01T00:00:00.000Z"}, indent=2).replace("\n", " "),
     '{"$set":{"lastUpdated":"2026-01-02T00:00:00.000Z"}}', "", "   ", "\t", "{damaged", "[1, 2]", '"x"',
     '{"id":"m2","content":"' + "y" * 300 + '"}', "\r", '{"a":1}\r',
+    '{"p":"' + "z" * 191 + '"}', '{"p":"' + "z" * 192 + '"}', '{"p":"' + "z" * 193 + '"}',  # around MAX_LINE
 ]
 
 
