@@ -40,6 +40,20 @@ def summary_redactor() -> Redactor:
     return _SHARED[0]
 
 
+# Words most first requests hold (the rules they wake compile their patterns on first use)
+_WARM_TEXT = ("Fix the secret token key in src/login.py: the password check fails, define api_key = value, "
+              "run it with --token and use it as the password; auth credential pass")
+
+
+def prepare_for_workers() -> None:
+    """Called by a cold listing before it forks its worker processes: the redactor is imported and the
+    patterns of the usual rules compiled once, here, and inherited by every worker (each would pay it)."""
+    try:
+        summary_redactor().scoped().redact(_WARM_TEXT)
+    except Exception as exc:  # only a warm-up: the workers redact (and fail closed) on their own
+        log.warning("redaction warm-up failed: %s", type(exc).__name__)
+
+
 def _shortcuts() -> bool:
     return SHORTCUTS and _SHORTCUTS[0]
 
