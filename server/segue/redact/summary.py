@@ -27,7 +27,8 @@ _HANDOFF_MARKER_RE = re.compile(r"\[segue-handoff v1 from=[a-z]{1,20}:[A-Za-z0-9
 _SHARED: list[Redactor] = []
 SHORTCUTS = True  # False: every title and first request is scanned (the reference the tests compare with)
 _CLEAN: dict[str, None] = {}  # texts a fresh scoped Redactor returned unchanged, having learned nothing
-_CLEAN_MAX = 8192
+_CLEAN_MAX = 4096  # entries, each at most _CLEAN_TEXT characters: a few MB at worst in any process
+_CLEAN_TEXT = 1024
 _SHORTCUTS: list[bool] = []  # decided with the shared Redactor, from the same environment
 
 
@@ -100,7 +101,7 @@ def _fresh(r: Redactor, text: str | None) -> str | None:
     if text in _CLEAN:
         return text
     out = _redact_around_markers(r, text)
-    if out == text and not r.learned():
+    if out == text and len(text) <= _CLEAN_TEXT and not r.learned():
         if len(_CLEAN) >= _CLEAN_MAX:
             _CLEAN.clear()
         _CLEAN[text] = None
