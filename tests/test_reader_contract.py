@@ -427,3 +427,23 @@ def test_the_contract_catches_a_difference(tmp_path_factory: pytest.TempPathFact
     for p in (store.root / store.home).rglob("*.jsonl"):
         p.write_bytes(p.read_bytes().replace(b"ls /nonexistent-dir", b"ls /another-dir"))
     assert "commands" in _diff(want, observe(store, ("claude",), fast=True))
+
+
+@pytest.mark.parametrize("name", [n if not n.startswith("generated") else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in STORES if "gemini" in STORES[n][0]])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_gemini_whole_read_is_the_line_by_line_read(name: str, variant: str, tmp_path_factory: pytest.TempPathFactory,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI's small files are read in one call and split in memory: every serialization gives the
+    same sessions and steps as iterating each file line by line (WHOLE_READ off), with fast paths on and off."""
+    from segue.stores.gemini import reader as gemini_reader
+
+    store = _tree(name, variant, tmp_path_factory)
+    runtimes, _ = STORES[name]
+    whole = [observe(store, runtimes, fast) for fast in (True, False)]
+    monkeypatch.setattr(gemini_reader, "WHOLE_READ", -1)
+    iterated = [observe(store, runtimes, fast) for fast in (True, False)]
+    for a, b in zip(whole, iterated, strict=True):
+        problem = _diff(a, b)
+        if problem:
+            pytest.fail(problem, pytrace=False)

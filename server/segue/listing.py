@@ -448,6 +448,9 @@ class _Workers:
 
                 # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks
                 # for this; it has no other threads, which is what makes fork safe.
+                from segue.redact.summary import prepare_for_workers
+
+                prepare_for_workers()  # the redactor, imported and warmed once, is inherited too
                 self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"))
             for i in order:
                 runtime, sources = self.tasks[i]

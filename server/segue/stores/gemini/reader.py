@@ -165,10 +165,10 @@ class GeminiReader(Reader):
             facts.problems.append(f"{path.name}: not a session document")
             return facts
         facts.meta(doc)
-        for msg in _list(doc.get("messages")):
+        messages = _list(doc.get("messages"))
+        for msg in messages:
             facts.message(msg)
-            if len(facts.path_hints) < MAX_HINTS:
-                facts.path_hints += _abs_paths(msg)
+        facts.hint_messages = messages  # their paths are looked at only when nothing else names the root
         return facts
 
     def _session(self, path: Path, kind: str, facts: _Facts) -> Session:
@@ -221,7 +221,7 @@ class GeminiReader(Reader):
         if cands:
             return cands[0]
         if want:  # G1 names the root nowhere: an ancestor of a path the tools touched, if it hashes right
-            for hint in facts.path_hints:
+            for hint in facts.hints():
                 for anc in [hint, *map(str, Path(hint).parents)]:
                     if _sha256(anc) == want:
                         return anc, "tool_paths"
@@ -230,12 +230,13 @@ class GeminiReader(Reader):
     def _project_root(self, proj: Path) -> str | None:
         """A project dir's `.project_root`, read once per reader while its size and mtime stay the same (a
         listing summarizes every session of a project with one reader)."""
-        memo: dict[Path, tuple[Any, str | None]] = self.__dict__.setdefault("_roots", {})
-        p = proj / ".project_root"
+        memo: dict[str, tuple[Any, str | None]] = self.__dict__.setdefault("_roots", {})
+        key = str(proj)
+        p = os.path.join(key, ".project_root")  # str(proj / ".project_root"), without building a Path
         fp = fingerprint(p)
-        hit = memo.get(proj)
+        hit = memo.get(key)
         if hit is None or hit[0] != fp:
-            hit = memo[proj] = (fp, _read_small(p))
+            hit = memo[key] = (fp, _read_small(Path(p)))
         return hit[1]
 
     def _projects_by_hash(self) -> dict[str, list[str]]:
@@ -254,12 +255,14 @@ class GeminiReader(Reader):
     def _projects_map(self) -> dict[str, list[str]]:
         """slug -> paths from `projects.json` (cached per reader; a damaged map is ignored)."""
         cached = self.__dict__.get("_pmap")
-        pj = self.gemini_dir() / "projects.json"
+        pj = self.__dict__.get("_pmap_path")
+        if pj is None:  # the reader's Env is fixed: where the map lives is worked out once
+            pj = self.__dict__["_pmap_path"] = str(self.gemini_dir() / "projects.json")
         fp = fingerprint(pj)
         if cached is not None and cached[0] == fp:
             return cached[1]
         out: dict[str, list[str]] = {}
-        text = _read_small(pj, limit=8 * 1024 * 1024)
+        text = _read_small(Path(pj), limit=8 * 1024 * 1024)
         doc = loads(text) if text else None
         projects = doc.get("projects") if isinstance(doc, dict) else None
         if isinstance(projects, dict):
@@ -306,8 +309,18 @@ class _Facts:
     directories: list[str] = field(default_factory=list)
     resumable_content: bool = False
     summary: str | None = None
-    path_hints: list[str] = field(default_factory=list)  # absolute paths from tool calls (G1 documents)
+    hint_messages: list[Any] = field(default_factory=list)  # a G1 document's messages, for `hints`
     problems: list[str] = field(default_factory=list)
+
+    def hints(self) -> list[str]:
+        """Absolute paths from the tool calls of a G1 document's messages, in order (messages are added until
+        MAX_HINTS paths are known): computed when needed, the last resort for a project root, not per document."""
+        out: list[str] = []
+        for msg in self.hint_messages:
+            if len(out) >= MAX_HINTS:
+                break
+            out += _abs_paths(msg)
+        return out
 
     def meta(self, rec: dict[str, Any]) -> None:
         if self.session_id is None and isinstance(rec.get("sessionId"), str) and rec["sessionId"]:
@@ -748,8 +761,17 @@ def _session_name(name: str, siblings: set[str], *, prefix: bool) -> bool:
     return name.endswith(".json") and name + "l" not in siblings  # resumed into the .jsonl beside it
 
 
+WHOLE_READ = 4 * 1024 * 1024  # a file up to this size is read in one call and split in memory
+
+
 def _lines(path: Path, stats: ReadStats) -> Iterator[bytes]:
+    """The file's non-blank lines (the last one only when it decodes: a live writer may be cutting it). A small
+    file is read whole and split at newlines, exactly the lines iterating the file gives (without their
+    newline, which no decoder needs; `bytes_read` counts it)."""
     with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size <= WHOLE_READ:
+            yield from _split_lines(f.read(), stats)
+            return
         for raw in f:
             stats.bytes_read += len(raw)
             if not raw.strip():
@@ -759,6 +781,30 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[bytes]:
                 continue
             if not raw.endswith(b"\n") and loads(raw) is None:
                 return  # a cut last line: a live writer
+            yield raw
+
+
+def _split_lines(data: bytes, stats: ReadStats) -> Iterator[bytes]:
+    stats.bytes_read += len(data)
+    pos, n = 0, len(data)
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        if nl < 0:  # a last line without a newline: maybe still being written
+            raw = data[pos:]
+            if not raw.strip():
+                return
+            if len(raw) > MAX_LINE:
+                stats.damaged_lines += 1
+            elif loads(raw) is not None:
+                yield raw
+            return
+        raw = data[pos:nl]
+        pos = nl + 1
+        if len(raw) + 1 > MAX_LINE:
+            if raw.strip():
+                stats.damaged_lines += 1
+            continue
+        if raw.strip():
             yield raw
 
 
