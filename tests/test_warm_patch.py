@@ -6,6 +6,7 @@ included; a patch that cannot prove its answer leaves it to the full path. On co
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -195,3 +196,108 @@ def test_changes_one_after_another_are_patched_each_time(root: Path, monkeypatch
     for change in (new_subagent, opencode_rows, subagent_gone, codex_append, continued_session):
         change(root)
         check_patched(root, monkeypatch, spy)
+
+
+def test_a_wrong_patch_is_caught(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None]) -> None:
+    """The negative control: a patch that forgets to count subagents again (or to order again) prints something
+    else than the full path, and these tests see it."""
+    argsets = (["list", "--json"], ["list"])
+    kept_all(monkeypatch, argsets)
+    new_subagent(root)
+    with monkeypatch.context() as m:
+        m.setattr(patch._Patch, "_recount", lambda self, pool, changed: None)
+        for argv in argsets:
+            got = quick(monkeypatch, argv)
+            assert spy[-1] == 0 and got is not None and got != reference(root, monkeypatch, argv), argv
+    warm.forget(str(root / "segue"))
+    kept_all(monkeypatch, argsets)
+    store_changes.append_claude_reply(root, "moves it to the top")
+    with monkeypatch.context() as m:
+        real = patch._order
+        m.setattr(patch, "_order", lambda metas, args_t: (real(metas, args_t) or [])[::-1])  # oldest first
+        got = quick(monkeypatch, ["list", "--json"])
+        assert got is not None and got != reference(root, monkeypatch, ["list", "--json"])
+
+
+def test_a_session_going_live_is_left_to_the_full_path(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       spy: list[int | None]) -> None:
+    kept_all(monkeypatch)
+    exp = next(s for s in expected()["claude"] if s["scenario"] == "one")
+    claude_root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    (claude_root / "sessions").mkdir(exist_ok=True)
+    (claude_root / "sessions" / f"{os.getpid()}.json").write_text(json.dumps({"pid": os.getpid(),
+                                                                             "sessionId": exp["id"]}))
+    for argv in ARGSETS:
+        spy.clear()
+        assert quick(monkeypatch, argv) is None, argv  # the live checks changed: never patched
+        assert spy in ([None], []), argv
+        ref = reference(root, monkeypatch, argv)
+        assert full(monkeypatch, argv) == ref
+    assert b'"live": true' in reference(root, monkeypatch, ["list", "--json"])[1]
+
+
+def test_refusals_print_nothing_and_the_full_path_answers(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          spy: list[int | None]) -> None:
+    """A patch that cannot prove its answer (a damaged table; the same session in two files; the switch off)."""
+    argv = ["list", "--json"]
+    kept_all(monkeypatch, (argv,))
+    store_changes.new_file_in_project(root)  # a copy of a transcript: the same session id in two sources
+    spy.clear()
+    got = quick(monkeypatch, argv)
+    assert got is None or got == reference(root, monkeypatch, argv)
+    assert full(monkeypatch, argv) == reference(root, monkeypatch, argv)
+    warm.forget(str(root / "segue"))
+    kept_all(monkeypatch, (argv,))
+    entry = next((root / "segue" / "cache" / warm.SUBDIR).iterdir())
+    data = bytearray(entry.read_bytes())
+    head_len = int.from_bytes(data[-8:], "little")
+    found = warm._read_entry(str(entry))
+    assert found is not None
+    span = found[0][6]
+    found[1].close()
+    assert span is not None
+    data[span[0]:span[0] + span[1]] = bytes(span[1])  # the table zeroed, the header intact
+    assert len(data) - 8 - head_len > span[0]
+    entry.write_bytes(bytes(data))
+    store_changes.append_claude_reply(root, "after the damage")
+    spy.clear()
+    assert quick(monkeypatch, argv) is None and spy == [None]
+    ref = reference(root, monkeypatch, argv)
+    assert full(monkeypatch, argv) == ref
+    store_changes.append_claude_reply(root, "and with the switch off")
+    monkeypatch.setenv("SEGUE_WARM_PATCH", "0")
+    spy.clear()
+    assert quick(monkeypatch, argv) is None and spy == []
+    monkeypatch.delenv("SEGUE_WARM_PATCH")
+    spy.clear()
+    assert quick(monkeypatch, argv) == reference(root, monkeypatch, argv) and spy == [0]
+
+
+def test_gemini_and_a_moved_project_root(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None]) -> None:
+    kept_all(monkeypatch)
+    store_changes.gemini_project_root(root)
+    check_patched(root, monkeypatch, spy, must_patch=False)
+
+
+def test_the_patched_entry_is_crash_safe(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None]) -> None:
+    """A patch writes its entry beside the old one and renames it over: a crash before the rename leaves the old
+    entry (refused as changed, patched again), never a half-written one; no temporary file stays behind."""
+    argv = ["list", "--json"]
+    kept_all(monkeypatch, (argv,))
+    store_changes.append_claude_reply(root, "crash")
+    real_replace = os.replace
+
+    def crash(a: Any, b: Any) -> None:
+        raise OSError("crashed before the rename")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "replace", crash)
+        got = quick(monkeypatch, argv)
+    ref = reference(root, monkeypatch, argv)
+    assert got == ref
+    assert not [p for p in (root / "segue" / "cache" / warm.SUBDIR).iterdir() if p.name.endswith(".tmp")]
+    assert os.replace is real_replace
+    spy.clear()
+    assert quick(monkeypatch, argv) == ref and spy == [0]  # patched again from the old entry
+    spy.clear()
+    assert quick(monkeypatch, argv) == ref and spy == []
