@@ -84,24 +84,29 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
         if k in by_key:
             return None
         by_key[k] = (s, items[i] if items is not None else i)
-    sources: dict[str, tuple[Any, str, list[tuple[str, str]]]] = {}
+    sources: dict[str, tuple[Any, ...]] = {}
     metas: list[tuple[Any, ...]] = []
     owner: set[tuple[str, str]] = set()
+    cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
     for key, e in cache.entries.items():
         if key.partition("\0")[0] not in scanned:
             continue
         if not isinstance(e[1], list) or e[2]:
             return None
-        keys = []
+        keys, ranks = [], []
         for s in e[1]:
             k = (s.runtime, s.id)
-            if k in owner:  # the same session in two sources: which one a listing shows is not patched
-                return None
-            owner.add(k)
             keys.append(k)
-            shown, slot = by_key.get(k, (s, None))
-            metas.append(_meta_of(shown, slot, key))
-        sources[key] = (e[0], _digest(e[3]), keys)
+            ranks.append(_rank(s))
+            cands.setdefault(k, []).append((_rank(s), key, s))
+        sources[key] = (e[0], _digest(e[3]), keys, ranks)
+    for k, found in cands.items():
+        best = _winner(found)
+        if best is None:
+            return None
+        owner.add(k)
+        shown, slot = by_key.get(k, (best[2], None))
+        metas.append(_meta_of(shown, slot, best[1]))
     kept: list[tuple[str, str]] = []
     kept_dir = svc.state.cache / "briefs"
     if os.path.isdir(kept_dir):
@@ -138,6 +143,17 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
 
 def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
     return [(s.runtime, s.id, s.continues.runtime, s.continues.id) for s in sessions if s.continues]
+
+
+def _rank(s: Any) -> tuple[int, float]:
+    """What listing._keep ranks a session found in two sources by (the higher one is listed)."""
+    return (int(s.locator.get("priority", 0)), s.sort_time)
+
+
+def _winner(found: list[Any]) -> Any:
+    """The candidate (rank, …) listing._keep keeps; None on a tie (then discovery order decides)."""
+    best = max(found, key=lambda c: c[0])
+    return None if sum(1 for c in found if c[0] == best[0]) > 1 else best
 
 
 class _Link:
@@ -319,17 +335,13 @@ class _Patch:
         cache.load([k for k, _ in moved] + gone)
         keep: list[_Meta] = []
         out_sources: dict[str, Any] = {}
-        owners: set[tuple[str, str]] = set()
+        # every session key -> its candidates (rank, "old" and its source, or "new" and (source, session))
+        cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
         for k, _src in same:
-            keys = [tuple(x) for x in mine[k][2]]
-            for sk in keys:
-                m = by_key.get(sk)  # type: ignore[arg-type]
-                if m is None or m.source != k:
-                    raise _Refused()
-                keep.append(m)
-            owners.update(keys)  # type: ignore[arg-type]
+            _fp, _dg, keys, ranks = mine[k]
+            for sk, rk in zip(keys, ranks, strict=True):
+                cands.setdefault(tuple(sk), []).append((tuple(rk), "old", k))  # type: ignore[arg-type]
             out_sources[k] = mine[k]
-        fresh: list[tuple[str, Any]] = []  # (source key, a copy of the session to decorate)
         for k, src in moved:
             got = cache.get(src)
             reused: set[int] = set()
@@ -348,20 +360,31 @@ class _Patch:
                     cache.put(src, sessions, error, st)
             if error:
                 raise _Refused()  # a skipped source: the full path says so
-            keys = []
+            keys, ranks = [], []
             for s in sessions:
                 sk = (s.runtime, s.id)
-                if sk in owners:
-                    raise _Refused()
-                owners.add(sk)
                 keys.append(sk)
+                ranks.append(_rank(s))
                 m = by_key.get(sk)
                 if id(s) in reused and m is not None and m.source == k:
-                    keep.append(m)
+                    cands.setdefault(sk, []).append((_rank(s), "old", k))
                 else:
-                    fresh.append((k, s.copy()))  # decorated below; the index's object stays as read
-            out_sources[k] = (src.fingerprint, _digest(st), keys)
+                    cands.setdefault(sk, []).append((_rank(s), "new", (k, s)))
+            out_sources[k] = (src.fingerprint, _digest(st), keys, ranks)
         cache.drop(gone)
+        fresh: list[tuple[str, Any]] = []  # (source key, a copy of the session to decorate)
+        for sk, found_c in cands.items():
+            best = _winner(found_c)
+            if best is None:
+                raise _Refused()  # two sources rank it the same: the full path's discovery order decides
+            if best[1] == "old":
+                m = by_key.get(sk)
+                if m is None or m.source != best[2]:
+                    raise _Refused()  # a session shown from another source now, whose output was never kept
+                keep.append(m)
+            else:
+                fresh.append((best[2][0], best[2][1].copy()))  # decorated below; the index's object stays
+        owners = set(cands)
         # sessions Segue kept facts of show while their runtime's store lacks them: a change there is not patched
         before = {sk for sk, m in by_key.items() if m.source is not None}
         kept_r = {k for k in self.kept if k[0] == runtime}
