@@ -59,6 +59,17 @@ def choose(sessions: list[dict[str, Any]], fraction: float, seed: int) -> list[d
     return random.Random(seed).sample(pool, min(k, len(pool)))
 
 
+def choose_runtime(sessions: list[dict[str, Any]], runtime: str | None, k: int, seed: int) -> list[dict[str, Any]]:
+    """`k` sessions of one runtime (None: any) a user could have touched (as `choose`)."""
+    pool = [s for s in choose(sessions, 1.0, seed) if runtime is None or s["runtime"] == runtime]
+    return random.Random(seed).sample(pool, min(k, len(pool)))
+
+
+def choose_mixed(sessions: list[dict[str, Any]], per_runtime: dict[str, int], seed: int) -> list[dict[str, Any]]:
+    """The issue's mixed case, e.g. {"claude": 20, "opencode": 20}: so many sessions of each runtime."""
+    return [s for rt, k in per_runtime.items() for s in choose_runtime(sessions, rt, k, seed)]
+
+
 def apply(chosen: list[dict[str, Any]], home: Path, backup_dir: Path) -> Change:
     ch = Change(backup_dir)
     now = time.time()

@@ -233,10 +233,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     root = str(StateDir.resolve(args.home).root)
     keeper = Keeper.begin(getattr(args, "raw_argv", None), args.home, root)
     if keeper is None:
-        out, err, page, table = _list_output(args, _service(args))
+        svc = _service(args)
+        out, err, page, table = _list_output(args, svc)
     else:
         with keeper.recording() as env:
-            out, err, page, table = _list_output(args, _service(args, env))
+            svc = _service(args, env)
+            out, err, page, table = _list_output(args, svc)
     try:
         if isinstance(out, str):
             if out:
@@ -254,7 +256,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if err:
             sys.stderr.write(err)
         if keeper is not None:
-            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0)
+            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0, listing=(args, svc))
     finally:
         if keeper is not None:
             keeper.discard()

@@ -256,6 +256,7 @@ def _revive(d: dict[str, Any]) -> Session:
     return Session.from_cache(d)
 
 
+LIVE_GROUP = "/live"  # the probe group of a runtime's live checks: `<runtime>/live`
 PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker processes
 
 
@@ -288,7 +289,7 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
     pending: dict[str, list[Source]] = {}
     for runtime in runtimes:
         try:
-            with probe.observe():  # what discovery looks at, for a later warm replay (segue.warm)
+            with probe.observe(runtime):  # what discovery looks at, for a later warm replay (segue.warm)
                 reader = readers[runtime] = reader_for(runtime, env)
                 locations[runtime] = reader.locations()
                 sources = list(reader.sources())
@@ -325,7 +326,8 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
         for s in sessions:
             _keep(found, s)
     for runtime, reader in readers.items():
-        with contextlib.suppress(Exception), probe.observe():  # live is a hint: a failure must not fail listing
+        # live is a hint: a failure must not fail listing (observed apart from discovery: segue.patch)
+        with contextlib.suppress(Exception), probe.observe(runtime + LIVE_GROUP):
             if probe.active():  # a fresh reader: what a summary memoised of live processes was not observed
                 reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])

@@ -19,6 +19,10 @@ Each user has its own switch (SEGUE_SEARCH_PROBE=0, SEGUE_WARM=0).
 A recording can start paused (`recording(paused=True)`): then only what runs inside `observe()` is noted, so a
 full listing records its discovery and live checks while the summaries it reads in between (which open files
 whole) neither spoil the probe nor cost anything to observe. `observe()` is a no-op when nothing records.
+
+`observe(group)` notes into a named group (the listing: one per runtime's discovery, one per runtime's live
+checks, "" for the rest): `dump()` is every group merged, `dump_groups()` keeps them apart, so a later replay
+can tell which runtime changed (segue.patch re-reads only that one).
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ class Recording:
         self.links: dict[str, Any] = {}
         self.real: dict[str, Any] = {}  # os.path.realpath results (its own lstat of every ancestor is not kept)
         self.reads: dict[str, Any] = {}  # small files opened for reading: their content's digest
+        self.group = ""
+        self._groups: dict[str, tuple[dict[Any, Any], ...]] = {"": (self.stats, self.dirs, self.links, self.real,
+                                                                     self.reads)}
         self.quiet = False
         self.owner = 0
         self.names: set[str] = set()
@@ -89,13 +96,43 @@ class Recording:
     def env(self, base: Mapping[str, str]) -> Mapping[str, str]:
         return _Env(base, self)
 
-    def dump(self, home: str, environ: Mapping[str, str]) -> bytes | None:
-        """The probe as bytes (None when unusable): the observations and the environment they depend on."""
+    def select(self, group: str) -> str:
+        """Note what follows into `group` (created empty); returns the group selected before."""
+        prev = self.group
+        sets = self._groups.get(group)
+        if sets is None:
+            sets = self._groups[group] = ({}, {}, {}, {}, {})
+        self.stats, self.dirs, self.links, self.real, self.reads = sets  # type: ignore[assignment]
+        self.group = group
+        return prev
+
+    def merged(self) -> tuple[dict[Any, Any], ...] | None:
+        """Every group's observations in one (None when two groups saw one path differently: it changed
+        during the pass)."""
+        out: tuple[dict[Any, Any], ...] = ({}, {}, {}, {}, {})
+        for sets in self._groups.values():
+            for into, part in zip(out, sets, strict=True):
+                for k, v in part.items():
+                    if into.setdefault(k, v) != v:
+                        return None
+        return out
+
+    def dump_groups(self, home: str, environ: Mapping[str, str]) -> bytes | None:
+        """The probe as bytes with its groups apart (None when unusable); read by replay.changed_groups."""
         if not self.usable:
             return None
+        groups = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in self._groups.items())
+        return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names), groups))
+
+    def dump(self, home: str, environ: Mapping[str, str]) -> bytes | None:
+        """The probe as bytes (None when unusable): the observations and the environment they depend on."""
+        merged = self.merged() if self.usable else None
+        if merged is None:
+            return None
+        stats, dirs, links, real, reads = merged
         return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names),
-                              sorted(self.stats.items()), sorted(self.dirs.items()), sorted(self.links.items()),
-                              sorted(self.real.items()), sorted(self.reads.items())))
+                              sorted(stats.items()), sorted(dirs.items()), sorted(links.items()),
+                              sorted(real.items()), sorted(reads.items())))
 
 
 @contextlib.contextmanager
@@ -225,17 +262,20 @@ def active() -> bool:
 
 
 @contextlib.contextmanager
-def observe() -> Iterator[None]:
-    """Note what runs inside this block in the paused recording under way (if any, on its own thread)."""
+def observe(group: str = "") -> Iterator[None]:
+    """Note what runs inside this block in the paused recording under way (if any, on its own thread), into
+    `group`."""
     rec = _ACTIVE[0] if _ACTIVE else None
     if rec is None or not rec.quiet or threading.get_ident() != rec.owner:
         yield
         return
+    prev = rec.select(group)
     rec.quiet = False
     try:
         yield
     finally:
         rec.quiet = True
+        rec.select(prev)
 
 
 def _canary(rec: Recording) -> None:

@@ -78,14 +78,7 @@ def env_digest(home: str, environ: Mapping[str, str], names: list[str]) -> str:
     return h.hexdigest()
 
 
-def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
-    """Would the recorded pass see exactly the same now (same environment, every path the same)?"""
-    try:
-        digest, names, stats, dirs, links, real, reads = marshal.loads(blob)
-    except (ValueError, EOFError, TypeError):
-        return False
-    if env_digest(home, environ, names) != digest:
-        return False
+def _same(stats: Any, dirs: Any, links: Any, real: Any, reads: Any) -> bool:
     for (path, follow), sig in stats:
         if _stat_sig(path, follow) != sig:
             return False
@@ -95,3 +88,45 @@ def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
     return (all(_link_sig(path) == sig for path, sig in links)
             and all(_real_sig(path) == sig for path, sig in real)
             and all(_read_sig(path) == sig for path, sig in reads))
+
+
+def groups_of(blob: bytes) -> Any:
+    """(env digest, names, [(group, stats, dirs, links, real, reads)…]) of a `Recording.dump_groups()` blob;
+    None when damaged."""
+    try:
+        digest, names, groups = marshal.loads(blob)
+        return digest, names, [(g, *parts) for g, *parts in groups]
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def changed_groups(blob: bytes, home: str, environ: Mapping[str, str], stop: bool = False) -> set[str] | None:
+    """The groups of a `Recording.dump_groups()` probe that would see something else now (empty: none); None
+    when the environment differs or the blob is damaged. `stop`: at the first changed group."""
+    found = groups_of(blob)
+    if found is None:
+        return None
+    digest, names, groups = found
+    try:
+        if env_digest(home, environ, names) != digest:
+            return None
+        out: set[str] = set()
+        for g, *parts in groups:
+            if not _same(*parts):
+                out.add(g)
+                if stop:
+                    break
+        return out
+    except (ValueError, TypeError):
+        return None
+
+
+def unchanged(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
+    """Would the recorded pass see exactly the same now (same environment, every path the same)?"""
+    try:
+        digest, names, stats, dirs, links, real, reads = marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        return False
+    if env_digest(home, environ, names) != digest:
+        return False
+    return _same(stats, dirs, links, real, reads)

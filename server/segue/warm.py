@@ -13,6 +13,10 @@ Positive matches only: a probe the recorder could not make whole, a session that
 re-check without the reader), a token's expiry or start passing, or any input differing sends the caller to the
 full path. A table (`segue list` on a terminal) is kept as its rows and rendered again, since ages move with the
 clock. Set SEGUE_WARM=0 to never answer from it (and never keep one).
+
+When some of the probe's groups changed (one per runtime's discovery: the Claude file appended, the OpenCode rows
+updated) and nothing else did, segue.patch re-reads only those runtimes and patches the kept output (the patch
+path; SEGUE_WARM_PATCH=0 switches it off). An entry is [printed bytes][patch table][header][header length].
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 
     from segue.stores.base import Env
 
-FORMAT = 1
+FORMAT = 2  # 2: the probe in groups (replay.changed_groups), a patch table (segue.patch)
 KEEP = 8  # argument sets kept (the oldest entry goes first)
 SUBDIR = "warm"
 # the environment the listing's own output depends on beyond what the readers looked up (the probe has those)
@@ -44,6 +48,11 @@ _PLAIN = ("--json", "--all")
 
 def enabled(environ: Any = None) -> bool:
     v = (os.environ if environ is None else environ).get("SEGUE_WARM", "1")
+    return v.strip().lower() not in ("0", "off", "false", "no")
+
+
+def patch_enabled(environ: Any = None) -> bool:
+    v = (os.environ if environ is None else environ).get("SEGUE_WARM_PATCH", "1")
     return v.strip().lower() not in ("0", "off", "false", "no")
 
 
@@ -176,6 +185,15 @@ def _read_entry(path: str) -> Any:
         return None
 
 
+def index_files(root: str) -> set[str]:
+    """The inputs a listing writes itself (the session index): the patch path writes them too."""
+    return {f"{root}/cache/index.sqlite", f"{root}/cache/index.sqlite-wal", f"{root}/cache/index.sqlite-journal"}
+
+
+def same_but(a: list[Any], b: list[Any], written: set[str]) -> bool:
+    return [x for x in a if x[0] not in written] == [x for x in b if x[0] not in written]
+
+
 def _copy_body(f: Any, size: int) -> None:
     """The printed bytes of an entry to stdout, a megabyte at a time."""
     f.seek(0)
@@ -220,13 +238,25 @@ def answer(argv: Sequence[str]) -> int | None:
         return None
     entry, f, body = found
     with f:
-        if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT or entry[1] != key:
+        if not isinstance(entry, tuple) or len(entry) != 7 or entry[0] != FORMAT or entry[1] != key:
             return None
-        _fmt, _key, blob, seen, valid_until, payload = entry
-        if not time.time() < valid_until or inputs(root) != seen:
+        _fmt, _key, blob, seen, valid_until, payload, span = entry
+        if not time.time() < valid_until:
             return None
-        if not replay.unchanged(blob, os.path.expanduser("~"), os.environ):
+        patching = span is not None and patch_enabled()
+        now = inputs(root)
+        if now != seen and not (patching and same_but(now, seen, index_files(root) | {f"{root}/events.jsonl"})):
             return None
+        changed = replay.changed_groups(blob, os.path.expanduser("~"), os.environ, stop=not patching)
+        if changed is None:
+            return None
+        if changed or now != seen:  # (only the index or the events log moved: the patch re-keeps it as it is)
+            if not patching:
+                return None
+            from segue.patch import answer as patched  # only the runtimes that changed are read again
+
+            # (the key as computed here: marshal's bytes of a loaded copy may differ, and name another file)
+            return patched(root, (_fmt, key, *entry[2:]), f, body, changed, now)
         kind, out, err, rc = payload
         try:
             if kind == "rows":
@@ -234,8 +264,10 @@ def answer(argv: Sequence[str]) -> int | None:
 
                 out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
             if kind == "bytes":
+                if not isinstance(out, int) or not 0 <= out <= body:
+                    return None
                 sys.stdout.flush()
-                _copy_body(f, body)
+                _copy_body(f, out)
             elif out:
                 sys.stdout.write(out)
                 sys.stdout.flush()
@@ -259,6 +291,23 @@ class _Row:
 
 # -- keeping the full path's output -------------------------------------------------------------------------
 
+class _Noting:
+    """The body file, noting where each JSON item of the listing (every other piece `cli._joined` writes:
+    "[", item, ",", item, …, "]\n") begins and ends."""
+
+    def __init__(self, keeper: Keeper) -> None:
+        self.k = keeper
+        self.n = 0
+
+    def write(self, chunk: bytes) -> int:
+        k = self.k
+        if k.items is not None and self.n % 2 == 1:
+            k.items.append((k._size, len(chunk)))
+        self.n += 1
+        k._size += len(chunk)
+        return k._body.write(chunk)
+
+
 class Keeper:
     """Records a full `segue list` and keeps its output (cli.cmd_list): `recording()` around the listing,
     then `keep(...)` with what was printed."""
@@ -270,6 +319,8 @@ class Keeper:
         self.blob: bytes | None = None
         self._tmp: str | None = None
         self._body: Any = None
+        self.items: list[tuple[int, int]] | None = None  # (offset, length) of each JSON item written to the body
+        self._size = 0
 
     @classmethod
     def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
@@ -292,7 +343,7 @@ class Keeper:
             self.before = inputs(self.root)
             with probe.recording(paused=True) as rec:
                 yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
-            self.blob = rec.dump(os.path.expanduser("~"), os.environ)
+            self.blob = rec.dump_groups(os.path.expanduser("~"), os.environ)
 
         return rec_env()
 
@@ -309,7 +360,9 @@ class Keeper:
             self._body = os.fdopen(fd, "wb")
         except Exception:  # nothing kept this time
             self._tmp = self._body = None
-        return self._body
+            return None
+        self.items, self._size = [], 0
+        return _Noting(self)
 
     def discard(self) -> None:
         """Drop a body `keep` did not take (a broken pipe, an answer that cannot be kept)."""
@@ -320,15 +373,14 @@ class Keeper:
             _unlink(self._tmp)
             self._tmp = None
 
-    def keep(self, sessions: Sequence[Any], table: bool, out: str | None, err: str, rc: int) -> bool:
+    def keep(self, sessions: Sequence[Any], table: bool, out: str | None, err: str, rc: int,
+             listing: Any = None) -> bool:
         """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
-        cannot be answered warm."""
+        cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table."""
         if self.blob is None or self.before is None or any(s.live for s in sessions):
             return False
         after = inputs(self.root)
-        written = {f"{self.root}/events.jsonl", f"{self.root}/cache/index.sqlite",
-                   f"{self.root}/cache/index.sqlite-wal", f"{self.root}/cache/index.sqlite-journal"}
-        if [x for x in after if x[0] not in written] != [x for x in self.before if x[0] not in written]:
+        if not same_but(after, self.before, {f"{self.root}/events.jsonl"} | index_files(self.root)):
             return False  # another process changed a decoration input meanwhile: the next run keeps one
         until = self._valid_until()
         if until is None:
@@ -339,17 +391,32 @@ class Keeper:
         elif out is not None:
             payload = ("text", out, err, rc)
         elif self._body is not None:  # the printed bytes are the body; the header goes after them
-            payload = ("bytes", None, err, rc)
+            payload = ("bytes", self._size, err, rc)
         else:
             return False
-        head = marshal.dumps((FORMAT, self.key, self.blob, after, until, payload))
+        patch_table = None
+        if listing is not None and payload[0] != "text" and not err:
+            try:
+                from segue.patch import table_of
+
+                patch_table = table_of(listing[0], listing[1], sessions, self.items if payload[0] == "bytes"
+                                       else None)
+            except Exception:  # the patch path is an optimisation: the entry is kept without it
+                patch_table = None
         body = self._body if payload[0] == "bytes" else None
         if body is None:
             self.discard()
-            body = self.body()
-            if body is None:
+            self._size = 0
+            if self.body() is None:
                 return False
+            body = self._body
+        span = None
+        if patch_table is not None:
+            span = (self._size, len(patch_table))
+        head = marshal.dumps((FORMAT, self.key, self.blob, after, until, payload, span))
         try:
+            if patch_table is not None:
+                body.write(patch_table)
             body.write(head)
             body.write(len(head).to_bytes(8, "little"))
             body.close()

@@ -1,0 +1,593 @@
+"""The patch path of the warm listing: a kept `segue list` whose probe shows that only some runtimes' discovery
+changed is patched, not listed again.
+
+A full listing that is kept (segue.warm) also keeps a patch table: every session of the runtimes it scanned with
+what ordering and nesting read of it (runtime, id, parent, times, directory, subagent count) and where its
+printed bytes (or its table row) are, and every source with its fingerprint, reader state and sessions. When a
+later replay finds only discovery groups of some runtimes changed (`warm.answer`), this module:
+
+1. runs discovery of those runtimes only (their reader alone), recording a new probe group for each;
+2. re-summarises only the sources whose fingerprint moved, against the session index (a database store reads
+   only its changed rows, `summarize_delta`), and saves them in the index as a full listing would;
+3. keeps the printed bytes of every session it did not read again, and decorates and encodes only the ones it
+   read (handoff tokens, the checkout's branch, lineage markers and their `events.jsonl` record, live checks);
+4. decides again what a change can move across sessions: subagent counts (patched into kept bytes), which
+   subagents nest under or hide behind a parent, the order (`Listing.groups` itself, on the patch table), the
+   directory filter, sessions Segue kept facts of.
+
+Anything it cannot prove sends the caller to the full path (None, nothing printed): a live-check or checkout
+group changed, the same session in two sources, a session whose kept facts would appear or disappear, a tie
+in the order, a source that could not be read, a damaged table. SEGUE_WARM_PATCH=0 switches it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import marshal
+import os
+import sys
+import time
+
+from segue import replay, warm
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+TABLE_FORMAT = 1
+LIVE = "/live"  # listing.LIVE_GROUP (not imported: listing is heavy, and most answers never need it)
+_COUNT = b'"subagent_count": '
+_COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
+
+
+class _Meta:
+    """What ordering reads of a session (Listing.groups, cwd_within), without the session."""
+
+    __slots__ = ("count", "cwd", "id", "parent_id", "runtime", "session", "slot", "sort_time", "source", "started_at")
+
+    def __init__(self, t: tuple[Any, ...], session: Any = None) -> None:
+        (self.runtime, self.id, self.parent_id, self.sort_time, self.started_at, self.cwd, self.count, self.slot,
+         self.source) = t
+        self.session = session
+
+    def row(self) -> tuple[Any, ...]:
+        return (self.runtime, self.id, self.parent_id, self.sort_time, self.started_at, self.cwd, self.count,
+                self.slot, self.source)
+
+
+def _meta_of(s: Any, slot: Any, source: str | None) -> tuple[Any, ...]:
+    return (s.runtime, s.id, s.parent_id, s.sort_time, s.started_at, s.cwd, s.subagent_count, slot, source)
+
+
+def _digest(state: Any) -> str:
+    return replay.blake2b(repr(state).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+# -- the table, kept by the full path -------------------------------------------------------------------------
+
+def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int]] | None) -> bytes | None:
+    """The patch table of a full `segue list` (None when this listing cannot be patched later): `printed` are
+    the sessions it printed, `items` where each one's JSON is in the kept body (None: a table's rows)."""
+    from segue.stores import RUNTIMES
+
+    if args.limit not in (None, 0) or (not args.json and sys.stdout.isatty()):
+        return None  # a page (or a screenful) is cut from an order the table does not hold whole
+    cache = svc._cache
+    if cache is None or not printed or (items is not None and len(items) != len(printed)):
+        return None
+    runtimes = tuple(args.runtime) if args.runtime else None
+    scanned = sorted(r for r in RUNTIMES if not runtimes or r in runtimes)
+    by_key: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for i, s in enumerate(printed):
+        k = (s.runtime, s.id)
+        if k in by_key:
+            return None
+        by_key[k] = (s, items[i] if items is not None else i)
+    sources: dict[str, tuple[Any, ...]] = {}
+    metas: list[tuple[Any, ...]] = []
+    owner: set[tuple[str, str]] = set()
+    cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
+    for key, e in cache.entries.items():
+        if key.partition("\0")[0] not in scanned:
+            continue
+        if not isinstance(e[1], list) or e[2]:
+            return None
+        keys, ranks = [], []
+        for s in e[1]:
+            k = (s.runtime, s.id)
+            keys.append(k)
+            ranks.append(_rank(s))
+            cands.setdefault(k, []).append((_rank(s), key, s))
+        sources[key] = (e[0], _digest(e[3]), keys, ranks)
+    for k, found in cands.items():
+        best = _winner(found)
+        if best is None:
+            return None
+        owner.add(k)
+        shown, slot = by_key.get(k, (best[2], None))
+        metas.append(_meta_of(shown, slot, best[1]))
+    kept: list[tuple[str, str]] = []
+    kept_dir = svc.state.cache / "briefs"
+    if os.path.isdir(kept_dir):
+        from segue.kept import kept_sessions
+
+        for s, _at in kept_sessions(svc.state):
+            k = (s.runtime, s.id)
+            if s.runtime not in scanned:
+                continue
+            kept.append(k)
+            if k not in owner:
+                shown, slot = by_key.get(k, (s, None))
+                metas.append(_meta_of(shown, slot, None))
+                owner.add(k)
+    if not set(by_key) <= owner:
+        return None
+    args_t = (runtimes, args.dir, bool(args.all))
+    # the table must give back what was printed, or it is not kept
+    order = _order([_Meta(m) for m in metas], args_t)
+    if order is None or [(m.runtime, m.id) for m in order] != [(s.runtime, s.id) for s in printed]:
+        return None
+    from segue.lineage import find_marker
+
+    links = []
+    for key, e in cache.entries.items():
+        if key.partition("\0")[0] in scanned:
+            for s in e[1]:
+                c = find_marker(s.first_request)
+                if c and (c.runtime, c.id) != (s.runtime, s.id):
+                    links.append((s.runtime, s.id, c.runtime, c.id))
+    kind = "bytes" if items is not None else "rows"
+    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, sources, metas, kept, links))
+
+
+def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
+    return [(s.runtime, s.id, s.continues.runtime, s.continues.id) for s in sessions if s.continues]
+
+
+def _rank(s: Any) -> tuple[int, float]:
+    """What listing._keep ranks a session found in two sources by (the higher one is listed)."""
+    return (int(s.locator.get("priority", 0)), s.sort_time)
+
+
+def _winner(found: list[Any]) -> Any:
+    """The candidate (rank, …) listing._keep keeps; None on a tie (then discovery order decides)."""
+    best = max(found, key=lambda c: c[0])
+    return None if sum(1 for c in found if c[0] == best[0]) > 1 else best
+
+
+class _Link:
+    """What lineage.record_events reads of a linked session."""
+
+    def __init__(self, t: tuple[str, str, str, str]) -> None:
+        from segue.model import Continues
+
+        self.runtime, self.id = t[0], t[1]
+        self.continues = Continues(runtime=t[2], id=t[3])
+
+
+def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
+    """What the listing prints, in its order (Listing.groups itself); None on a tie of two top-level sessions
+    (their order would be the full path's discovery order, which the table does not hold)."""
+    from segue.listing import Listing
+
+    runtimes, directory, include_subagents = args_t
+    groups = Listing(sessions=metas).groups(runtimes=runtimes, directory=directory,  # type: ignore[arg-type]
+                                            include_subagents=include_subagents)
+    tops = [g[0] for g in groups]
+    for a, b in itertools.pairwise(tops):
+        if (a.sort_time, a.id) == (b.sort_time, b.id):
+            return None
+    return [m for g in groups for m in g]
+
+
+# -- the patch --------------------------------------------------------------------------------------------------
+
+class _Refused(Exception):
+    """The patch cannot prove its answer: the full path answers."""
+
+
+def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any]
+           ) -> int | None:
+    """Print the patched listing and keep it (warm.answer found `changed` probe groups); None, having printed
+    nothing, when the full path must answer."""
+    try:
+        built = _patch(root, entry, f, body_end, changed, now_inputs)
+    except _Refused:
+        return None
+    except Exception:  # an optimisation never fails a listing: the full path reads it all and says what broke
+        return None
+    out, rc, keep = built
+    try:
+        if isinstance(out, str):
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(out)
+            sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        return 0
+    if keep is not None:
+        keep()
+    return rc
+
+
+def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any]
+           ) -> tuple[Any, int, Any]:
+    _fmt, key, blob, _seen, valid_until, payload, span = entry
+    kind, out0, err, rc = payload
+    if err or kind not in ("bytes", "rows") or not isinstance(span, tuple) or len(span) != 2:
+        raise _Refused()
+    off, length = span
+    if not (isinstance(off, int) and isinstance(length, int) and off >= 0 and off + length <= body_end):
+        raise _Refused()
+    f.seek(off)
+    table = marshal.loads(f.read(length))
+    fmt, tkind, args_t, scanned, sources, metas, kept, links = table
+    if fmt != TABLE_FORMAT or tkind != kind or not changed <= set(scanned):
+        raise _Refused()  # a live check, a checkout, a `--dir` symlink changed (or another group): not patched
+    old_groups = replay.groups_of(blob)
+    if old_groups is None:
+        raise _Refused()
+    if kind == "bytes":
+        if not isinstance(out0, int) or not 0 <= out0 <= off:
+            raise _Refused()
+        f.seek(0)
+        old_body = f.read(out0)
+        if len(old_body) != out0:
+            raise _Refused()
+    else:
+        old_body = b""
+    events = f"{root}/events.jsonl"
+    events_moved = [x for x in now_inputs if x[0] == events] != [x for x in _seen if x[0] == events]
+    p = _Patch(root, key, blob, old_groups, valid_until, kind, out0, rc, args_t, scanned, sources, metas,
+               kept, old_body, now_inputs)
+    p.links, p.events_moved = [tuple(x) for x in links], events_moved
+    return p.run(sorted(changed))
+
+
+class _Patch:
+    def __init__(self, root: str, key: Any, blob: bytes, old_groups: Any, valid_until: float, kind: str, rows: Any,
+                 rc: int, args_t: Any, scanned: list[str], sources: dict[str, Any], metas: list[Any],
+                 kept: list[Any], old_body: bytes, now_inputs: list[Any]) -> None:
+        self.root, self.key, self.blob, self.old_groups = root, key, blob, old_groups
+        self.valid_until, self.kind, self.rows, self.rc = valid_until, kind, rows, rc
+        self.args_t, self.scanned, self.sources, self.metas = args_t, scanned, sources, metas
+        self.kept = {tuple(k) for k in kept}
+        self.old_body, self.now_inputs = old_body, now_inputs
+        self.links: list[Any] = []
+        self.new_links: list[Any] = []
+        self.events_moved = False  # another process changed `events.jsonl`: every link is recorded again
+
+    def run(self, changed: list[str]) -> tuple[Any, int, Any]:
+        from pathlib import Path
+
+        from segue import listing, probe
+        from segue.paths import StateDir
+        from segue.stores.base import Env
+        from segue.stores.text import fast_paths
+
+        state = StateDir(Path(self.root))
+        home = os.path.expanduser("~")
+        with probe.recording(paused=True) as rec:
+            env = Env(home=Path(home), environ=rec.env(dict(os.environ)))
+            fast = fast_paths(env)
+            cache = _KeyedCache(state)
+            metas = [_Meta(m) for m in self.metas]
+            keep = [m for m in metas if m.runtime not in changed]
+            sources = {k: v for k, v in self.sources.items() if k.partition("\0")[0] not in changed}
+            fresh_all: list[Any] = []
+            for runtime in changed:
+                kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, metas, listing, probe)
+                keep += kept_r
+                fresh_all += fresh
+                sources.update(srcs)
+            cache.save()
+            sessions = [s for _k, s in fresh_all]
+            kept_keys = {(m.runtime, m.id) for m in keep}
+            old_links = [t for t in self.links if (t[0], t[1]) in kept_keys]
+            self._decorate(sessions, state, changed, env, listing, probe, old_links)
+            pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
+            self._recount(pool, changed)
+            order = _order(pool, self.args_t)  # (`--dir`: cwd_within observes what it resolves)
+        if order is None:
+            raise _Refused()
+        out, rows, slots = self._render(order)
+        for m in pool:
+            m.slot = None
+        for m, slot in zip(order, slots, strict=True):
+            m.slot = slot
+        table = [m.row() for m in pool]
+        live = any(s.live for s in sessions)
+        blob = None if live else self._probe(rec, home)
+        if self.kind == "rows":
+            from segue.table import render_table
+
+            text = render_table([warm._Row(r) for r in rows], time.time()) + "\n"  # type: ignore[list-item]
+        keep_fn = None
+        if blob is not None:
+            tbytes = marshal.dumps((TABLE_FORMAT, self.kind, self.args_t, self.scanned, sources, table,
+                                    sorted(self.kept), self.new_links))
+            keep_fn = lambda: self._keep(blob, out, rows, tbytes)  # noqa: E731
+        return (out if self.kind == "bytes" else text), self.rc, keep_fn
+
+    # -- one runtime read again ---------------------------------------------------------------------------
+    def _runtime(self, runtime: str, env: Any, fast: bool, cache: _KeyedCache, metas: list[_Meta], listing: Any,
+                 probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
+        with probe.observe(runtime):
+            reader = listing.reader_for(runtime, env)
+            reader.locations()
+            found = list(reader.sources())
+        mine = {k: v for k, v in self.sources.items() if k.partition("\0")[0] == runtime}
+        by_key = {(m.runtime, m.id): m for m in metas if m.runtime == runtime}
+        seen: set[str] = set()
+        same: list[Any] = []
+        moved: list[Any] = []
+        for src in found:
+            k = f"{src.runtime}\0{src.path}"
+            if k in seen:
+                raise _Refused()  # a source discovered twice: the full path's de-duplication decides it
+            seen.add(k)
+            old = mine.get(k)
+            (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
+        gone = [k for k in mine if k not in seen]
+        cache.load([k for k, _ in moved] + gone)
+        keep: list[_Meta] = []
+        out_sources: dict[str, Any] = {}
+        # every session key -> its candidates (rank, "old" and its source, or "new" and (source, session))
+        cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
+        for k, _src in same:
+            _fp, _dg, keys, ranks = mine[k]
+            for sk, rk in zip(keys, ranks, strict=True):
+                cands.setdefault(tuple(sk), []).append((tuple(rk), "old", k))  # type: ignore[arg-type]
+            out_sources[k] = mine[k]
+        for k, src in moved:
+            got = cache.get(src)
+            reused: set[int] = set()
+            if got is not None:  # another process read it already
+                sessions, error = got
+                st = cache.entries[k][3]
+            else:
+                previous = cache.previous(src) if fast else None
+                sessions, error, st = listing._summarize(reader, src, fast, previous)
+                old = mine.get(k)
+                base = cache.entries.get(k)
+                if previous is not None and old is not None and base is not None and _digest(base[3]) == old[1] \
+                        and base[0] == old[0]:
+                    reused = {id(s) for s in previous[0]}  # what the index held is what the kept output shows
+                if not error:
+                    cache.put(src, sessions, error, st)
+            if error:
+                raise _Refused()  # a skipped source: the full path says so
+            keys, ranks = [], []
+            for s in sessions:
+                sk = (s.runtime, s.id)
+                keys.append(sk)
+                ranks.append(_rank(s))
+                m = by_key.get(sk)
+                if id(s) in reused and m is not None and m.source == k:
+                    cands.setdefault(sk, []).append((_rank(s), "old", k))
+                else:
+                    cands.setdefault(sk, []).append((_rank(s), "new", (k, s)))
+            out_sources[k] = (src.fingerprint, _digest(st), keys, ranks)
+        cache.drop(gone)
+        fresh: list[tuple[str, Any]] = []  # (source key, a copy of the session to decorate)
+        for sk, found_c in cands.items():
+            best = _winner(found_c)
+            if best is None:
+                raise _Refused()  # two sources rank it the same: the full path's discovery order decides
+            if best[1] == "old":
+                m = by_key.get(sk)
+                if m is None or m.source != best[2]:
+                    raise _Refused()  # a session shown from another source now, whose output was never kept
+                keep.append(m)
+            else:
+                fresh.append((best[2][0], best[2][1].copy()))  # decorated below; the index's object stays
+        owners = set(cands)
+        # sessions Segue kept facts of show while their runtime's store lacks them: a change there is not patched
+        before = {sk for sk, m in by_key.items() if m.source is not None}
+        kept_r = {k for k in self.kept if k[0] == runtime}
+        if {k for k in kept_r if k in before} != {k for k in kept_r if k in owners}:
+            raise _Refused()
+        keep += [m for sk, m in by_key.items() if m.source is None and sk not in owners]
+        return keep, fresh, out_sources
+
+    def _decorate(self, fresh: list[Any], state: Any, changed: list[str], env: Any, listing: Any, probe: Any,
+                  old_links: list[Any]) -> None:
+        """service._decorate for the sessions read again: handoffs, the checkout's branch, lineage, live."""
+        from segue import lineage
+        from segue.model import iso
+        from segue.stores import descriptor
+
+        if os.path.exists(state.tokens_file):
+            from segue.tokens import Registry
+
+            handed = Registry(state).handed_off()
+            for s in fresh:
+                h = handed.get((s.runtime, s.id))
+                if h:
+                    s.handed_off = {"surface": h["surface"], "since": iso(h["since"]),
+                                    "expires_at": iso(h["expires_at"])}
+        heads: dict[str, Any] = {}
+        for s in fresh:
+            if s.branch is None and s.cwd and descriptor(s.runtime).branch_from_checkout:
+                if s.cwd not in heads:
+                    from segue.service import git_branch
+
+                    with probe.observe():
+                        heads[s.cwd] = git_branch(s.cwd)
+                s.branch = heads[s.cwd]
+        linked = lineage.link(fresh)
+        self.new_links = old_links + _links_of(linked)
+        if self.events_moved:  # (else the kept links are in it already)
+            linked = [_Link(t) for t in old_links] + linked  # type: ignore[list-item]
+        with contextlib.suppress(OSError):  # the events log is a record (as in service._decorate)
+            lineage.record_events(state, linked, time.time())
+        for runtime in changed:
+            mine = [s for s in fresh if s.runtime == runtime]
+            try:
+                with probe.observe(runtime + LIVE):  # a fresh reader, as the full path's recording takes
+                    listing.reader_for(runtime, env).refresh_live(mine)
+            except Exception:  # live is a hint (as in listing._scan)
+                pass
+
+    def _recount(self, pool: list[_Meta], changed: list[str]) -> None:
+        """listing._count_subagents over the runtimes read again (sessions of kept facts keep theirs)."""
+        counts: dict[tuple[str, str], int] = {}
+        for m in pool:
+            if m.parent_id and m.runtime in changed and m.source is not None:
+                counts[(m.runtime, m.parent_id)] = counts.get((m.runtime, m.parent_id), 0) + 1
+        for m in pool:
+            if m.runtime in changed and m.source is not None:
+                m.count = counts.get((m.runtime, m.id), 0)
+                if m.session is not None:
+                    m.session.subagent_count = m.count
+
+    # -- output -------------------------------------------------------------------------------------------
+    def _render(self, order: list[_Meta]) -> tuple[bytes, list[Any], list[Any]]:
+        import json
+
+        parts: list[bytes] = [b"["]
+        rows: list[Any] = []
+        slots: list[Any] = []
+        size = 1
+        enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
+        for i, m in enumerate(order):
+            if self.kind == "bytes":
+                if i:
+                    parts.append(b",")
+                    size += 1
+                if m.session is not None:
+                    item = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
+                else:
+                    item = self._kept_item(m)
+                slots.append((size, len(item)))
+                parts.append(item)
+                size += len(item)
+            else:
+                if m.session is not None:
+                    row = tuple(getattr(m.session, f) for f in warm.ROW_FIELDS)
+                else:
+                    if not isinstance(m.slot, int) or not 0 <= m.slot < len(self.rows):
+                        raise _Refused()
+                    row = tuple(self.rows[m.slot])
+                    if row[0] != m.runtime or not isinstance(m.count, int):
+                        raise _Refused()
+                    if row[_COUNT_ROW] != m.count:
+                        row = (*row[:_COUNT_ROW], m.count, *row[_COUNT_ROW + 1:])
+                slots.append(len(rows))
+                rows.append(row)
+        parts.append(b"]\n")
+        return b"".join(parts), rows, slots
+
+    def _kept_item(self, m: _Meta) -> bytes:
+        """A kept session's printed JSON, its subagent count put right when it moved."""
+        slot = m.slot
+        if not (isinstance(slot, tuple) and len(slot) == 2):
+            raise _Refused()  # never printed (a hidden subagent shown now): not kept, so not patched
+        start, n = slot
+        if not (isinstance(start, int) and isinstance(n, int) and start >= 0 and start + n <= len(self.old_body)):
+            raise _Refused()
+        item = self.old_body[start:start + n]
+        import json
+
+        head = json.dumps({"runtime": m.runtime, "id": m.id}, ensure_ascii=False)[:-1].encode(
+            sys.stdout.encoding, sys.stdout.errors or "strict") + b", "
+        at = item.find(_COUNT)
+        # the key is unique: inside a JSON string every quote is escaped, so `"subagent_count": ` with its own
+        # quotes occurs only as the key
+        if at < 0 or item.find(_COUNT, at + 1) >= 0 or not item.startswith(head):
+            raise _Refused()
+        end = item.find(b",", at)
+        value = item[at + len(_COUNT):end]
+        if not value.isdigit():
+            raise _Refused()
+        if int(value) != m.count:
+            item = item[:at + len(_COUNT)] + str(int(m.count)).encode() + item[end:]
+        return item
+
+    # -- the new entry --------------------------------------------------------------------------------------
+    def _probe(self, rec: Any, home: str) -> bytes | None:
+        """The kept probe with the runtimes read again replaced and the rest merged with what was seen now."""
+        if not rec.usable:
+            return None
+        _digest_was, names, groups = self.old_groups
+        merged: dict[str, list[dict[Any, Any]]] = {}
+        for g, *parts in groups:
+            merged[g] = [dict(p) for p in parts]
+        for g, sets in rec._groups.items():
+            if g in self.scanned:  # discovery of a runtime read again: what it saw now, whole
+                merged[g] = [dict(d) for d in sets]
+            elif any(sets):
+                into = merged.setdefault(g, [{}, {}, {}, {}, {}])
+                for d, part in zip(into, sets, strict=True):
+                    d.update(part)
+        all_names = sorted(set(names) | rec.names)
+        out = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in merged.items())
+        return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
+
+    def _keep(self, blob: bytes, out: bytes, rows: list[Any], tbytes: bytes) -> None:
+        after = warm.inputs(self.root)
+        if not warm.same_but(after, self.now_inputs, {f"{self.root}/events.jsonl"} | warm.index_files(self.root)):
+            return  # another process changed a decoration input meanwhile
+        path = warm._entry_path(self.root, self.key)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        if self.kind == "bytes":
+            body, payload = out, ("bytes", len(out), "", self.rc)
+        else:
+            body, payload = b"", ("rows", rows, "", self.rc)
+        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload,
+                              (len(body), len(tbytes))))
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as w:
+                w.write(body)
+                w.write(tbytes)
+                w.write(head)
+                w.write(len(head).to_bytes(8, "little"))
+            os.replace(tmp, path)
+        except Exception:
+            warm._unlink(tmp)
+
+
+class _KeyedCache:
+    """listing.ListingCache holding only the index rows of the sources read again (loading every row is what
+    the patch saves). Built on first use so that importing this module imports no listing."""
+
+    def __new__(cls, state: Any) -> Any:
+        from segue import index
+        from segue.listing import ListingCache
+
+        class Keyed(ListingCache):
+            def __init__(self, state: Any) -> None:
+                super().__init__(None)
+                self.state = state
+
+            def load(self, keys: list[str]) -> None:
+                if not keys:
+                    return
+                try:
+                    conn = index.connect(self.state, create=False)
+                except index.IndexUnavailable:
+                    return
+                try:
+                    for i in range(0, len(keys), 500):
+                        part = keys[i:i + 500]
+                        sql = ("SELECT key, fingerprint, error, state, sessions FROM sources WHERE key IN (" +
+                               ",".join("?" * len(part)) + ")")
+                        for k, fp, error, st, blob in conn.execute(sql, part):
+                            self.entries[k] = [marshal.loads(fp), blob, error,
+                                               marshal.loads(st) if st is not None else None]
+                except Exception:
+                    self.entries.clear()  # unreadable now: those sources are read from their stores
+                finally:
+                    conn.close()
+
+            def drop(self, keys: list[str]) -> None:
+                for k in keys:
+                    self.entries.pop(k, None)
+                    self._changed.discard(k)
+                    self._removed.add(k)
+
+        return Keyed(state)
