@@ -116,7 +116,7 @@ def _sources(env: Any, runtimes: Sequence[str] = RUNTIMES, record: bool = False
         for rt in runtimes:
             if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen)):
                 rec.usable = False
-    return out, rec.dump(str(env.home), env.environ)
+    return out, probe.pack(rec, str(env.home), env.environ)
 
 
 def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any]) -> bool:

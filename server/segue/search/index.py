@@ -300,7 +300,7 @@ class SearchIndex:
                               "WHERE p.id = 0").fetchone()
         finally:
             con.execute("COMMIT")
-        return row is not None and probe.unchanged(bytes(row[0]), home, environ)
+        return row is not None and probe.fresh(bytes(row[0]), home, environ)
 
     # -- building -----------------------------------------------------------------------------------------------
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
