@@ -280,6 +280,10 @@ def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path
         quick, full = run(*args), run(*args, SEGUE_SEARCH_PROBE="0")
         mods = quick.stderr.strip().splitlines()[-1]
         assert "segue.cli'" not in mods and "argparse" not in mods, (args, mods)
+        if not any(a.startswith("--runtime") for a in args):  # the readers' registry only to check a --runtime
+            assert "'segue.stores'" not in mods, (args, mods)
+            if "--json" in args and quick.returncode == 0:  # the table only for a table (or a message)
+                assert "'segue.table'" not in mods, (args, mods)
         assert "segue.cli'" in full.stderr
         assert (quick.returncode, quick.stdout) == (full.returncode, full.stdout), args
         assert quick.stderr.splitlines()[:-1] == full.stderr.splitlines()[:-1], args

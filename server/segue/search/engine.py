@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from segue.limits import SEARCH_LIMIT
-from segue.model import ReadStats, Session, iso
 from segue.quote import mark_invisible
 from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
 from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
-from segue.stores import RUNTIMES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a CLI query (segue.search.fast) imports neither the model nor the registry of readers
+    from segue.model import ReadStats, Session
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
 JSON_START, JSON_END = "«", "»"
@@ -53,6 +55,8 @@ class SearchResult:
     exit_code: int | None = None
 
     def to_json(self) -> dict[str, Any]:
+        from segue.model import iso
+
         return {"runtime": self.runtime, "id": self.id, "title": self.title, "cwd": self.cwd,
                 "updated_at": iso(self.updated_at), "where": self.where,
                 "snippet": self.snippet.replace(MARK_START, JSON_START).replace(MARK_END, JSON_END),
@@ -94,15 +98,20 @@ def _state(svc: Any, notice: Callable[[str], None] | None) -> _State:
     return st
 
 
-def current_sources(env: Any, runtimes: Sequence[str] = RUNTIMES) -> dict[tuple[str, str], str]:
+def current_sources(env: Any, runtimes: Sequence[str] | None = None) -> dict[tuple[str, str], str]:
     return _sources(env, runtimes)[0]
 
 
-def _sources(env: Any, runtimes: Sequence[str] = RUNTIMES, record: bool = False
+def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = False
              ) -> tuple[dict[tuple[str, str], str], bytes | None]:
-    """Every source's fingerprint, and (record=True) the probe of what that pass looked at (None: unusable)."""
+    """Every source's fingerprint (of every runtime unless told), and (record=True) the probe of what that pass
+    looked at (None: unusable)."""
     from segue.listing import reader_for
+    from segue.stores import RUNTIMES
     from segue.stores.base import Env
+
+    if runtimes is None:
+        runtimes = RUNTIMES
 
     out: dict[tuple[str, str], str] = {}
     if not record or not probe.enabled():
