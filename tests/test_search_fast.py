@@ -239,7 +239,12 @@ def test_the_packed_probe_replays_every_observation(tmp_path: Path) -> None:
         assert probe.fresh(blob, "/home", {})  # the control
         change()
         assert not probe.fresh(blob, "/home", {}), change
-    assert not probe.fresh(b"garbage", "/home", {}) and not probe.fresh(b"", "/home", {})
+    import marshal
+
+    for damaged in (b"garbage", b"", marshal.dumps(42), marshal.dumps((probe.TAG,)),
+                    marshal.dumps((probe.TAG, "d", [], 1, 1, b"", [], [], [], [], [])),  # right tag, wrong shapes
+                    blob[: len(blob) // 2]):
+        assert not probe.fresh(damaged, "/home", {})
     with probe.recording() as rec:  # two answers for one path (changed between them): can never be fresh
         os.stat(d)
         (d / "e").write_text("")

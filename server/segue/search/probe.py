@@ -2,13 +2,14 @@
 Set SEGUE_SEARCH_PROBE=0 to never use one.
 
 A query replays every observation on every run, so the form is chosen for the replay: the paths that were
-stat'ed and found (following symlinks), and the directories that were listed, are one NUL-joined byte string
-with one digest of their signatures. A stat that gave the same answer as a directory's listing signature (the
-same call, `os.stat(path)`) is kept once. The replay is one `os.stat` per path in a comprehension and one digest
-to compare; what is left (an lstat, a stat that failed with its errno, a symlink read, a realpath, a small file's
-content) is replayed one by one as segue.replay does. Every observation of the recording is still made: which
-stats are necessary is the recording's business (tests/test_search_fast.py proves an appended transcript is
-searched by the next query), this form only makes each one cheaper to check.
+stat'ed and found (following symlinks) and the directories that were listed are byte strings grouped by
+directory (a prefix and its NUL-joined names: a third of the bytes to read), with one digest of all their
+signatures. A stat that gave the same answer as a directory's listing signature (the same call, `os.stat(path)`)
+is kept once. The replay is one `os.stat` per path in a comprehension and one digest to compare; the rest (an
+lstat, a stat that failed with its errno, a symlink read, a realpath, a small file's content) is replayed one by
+one as segue.replay does. Every observation of the recording is still made: which ones are necessary is the
+recording's business (an appended transcript changes only its own stat: tests/test_search_fast.py proves the
+next query searches it); this form only makes each one cheaper to check.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 # and, through __getattr__ on first use, Recording and recording
 __all__ = ["READ_MAX", "_STAT", "enabled", "env_digest", "fresh", "pack", "unchanged"]
 
-TAG = "segue-search-probe/2"  # a probe of another form (an older Segue's) is not fresh: the full path records anew
+TAG = "segue-search-probe/3"  # a probe of another form (an older Segue's) is not fresh: the full path records anew
 
 
 def __getattr__(name: str) -> Any:
@@ -78,36 +79,48 @@ def pack(rec: Recording, home: str, environ: Mapping[str, str]) -> bytes | None:
                 return None
         else:
             dirs.append((path, sig))
-    paths = sorted(found)
-    encoded = [os.fsencode(p) for p in paths]
-    if any(not p or b"\0" in p for p in encoded):
-        return None
+    groups: dict[bytes, list[bytes]] = {}  # by directory: a path is its directory's prefix + its name
+    for p in sorted(found):
+        b = os.fsencode(p)
+        cut = b.rfind(b"/") + 1
+        if b"\0" in b:
+            return None
+        groups.setdefault(b[:cut], []).append(b[cut:])
+    packed = [(prefix, b"\0".join(names)) for prefix, names in groups.items()]
+    paths = _paths(packed)
     names = sorted(rec.names)
-    return marshal.dumps((TAG, env_digest(home, environ, names), names,
-                          b"\0".join(encoded), len(encoded), _sigs_digest([found[p] for p in paths]),
-                          sorted(stats), sorted(dirs), sorted(rec.links.items()), sorted(rec.real.items()),
-                          sorted(rec.reads.items())))
+    return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(paths),
+                          _sigs_digest([found[os.fsdecode(p)] for p in paths]), sorted(stats), sorted(dirs),
+                          sorted(rec.links.items()), sorted(rec.real.items()), sorted(rec.reads.items())))
+
+
+def _paths(packed: list[tuple[bytes, bytes]]) -> list[bytes]:
+    return [prefix + name for prefix, names in packed for name in names.split(b"\0")]
 
 
 def fresh(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
-    """Would the recorded pass see exactly the same now? Every observation is made again and compared."""
+    """Would the recorded pass see exactly the same now? Every observation is made again and compared; a blob
+    of any other form or damaged is never fresh."""
     try:
-        tag, digest, names, joined, count, sigs, stats, dirs, links, real, reads = marshal.loads(blob)
-    except (ValueError, EOFError, TypeError):
+        tag, digest, names, packed, count, sigs, stats, dirs, links, real, reads = marshal.loads(blob)
+        if tag != TAG or env_digest(home, environ, names) != digest:
+            return False
+        paths = _paths(packed)
+    except (ValueError, EOFError, TypeError, AttributeError):
         return False
-    if tag != TAG or env_digest(home, environ, names) != digest:
-        return False
-    paths = joined.split(b"\0") if count else []
     if len(paths) != count:
         return False
     try:
         now = list(map(_sig, map(_STAT, paths)))  # the recording's own signature, one stat per path
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError):
         return False  # a path that was there is gone (or unreadable): changed
     if _sigs_digest(now) != sigs:
         return False
-    return (all(_stat_sig(path, follow) == sig for (path, follow), sig in stats)
-            and all(_dir_sig(path) == sig for path, sig in dirs)
-            and all(_link_sig(path) == sig for path, sig in links)
-            and all(_real_sig(path) == sig for path, sig in real)
-            and all(_read_sig(path) == sig for path, sig in reads))
+    try:
+        return (all(_stat_sig(path, follow) == sig for (path, follow), sig in stats)
+                and all(_dir_sig(path) == sig for path, sig in dirs)
+                and all(_link_sig(path) == sig for path, sig in links)
+                and all(_real_sig(path) == sig for path, sig in real)
+                and all(_read_sig(path) == sig for path, sig in reads))
+    except (ValueError, TypeError):
+        return False
