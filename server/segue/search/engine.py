@@ -252,7 +252,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     now = time.time()
     if directory is None:  # SQLite ranks, cuts and counts
         shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
-                                    limit=limit)
+                                    limit=limit, phrases=_bounding(parsed))
     else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
         from segue.listing import cwd_within
 
@@ -279,6 +279,12 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
             step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
             exit_code=code))
     return SearchResults(results=results, total=total)
+
+
+def _bounding(parsed: Q.Query) -> list[str] | None:
+    """The phrases a ranking may bound its bm25 with (SearchIndex._bounded): single words only, whose row counts
+    cost a pass over one doclist (a phrase of several words reads the positions of every one)."""
+    return [t.fts() for t in parsed.terms] if all(t.text.isalnum() for t in parsed.terms) else None
 
 
 def _shown(text: str | None, redactor: Any) -> str | None:
