@@ -14,6 +14,9 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
           interleaved with the floor and with the serial reference build (SEGUE_SEARCH_WORKERS=0), medians of
           --build-runs rounds; CPU is the whole process tree's (user + system, workers included);
 - query:  `segue search QUERY --json` as a whole CLI process on the warm index (median of --runs, per query);
+- phases: where a quick CLI query's time goes, in a fresh process per query: importing the quick path, the
+          freshness check (the probe's replay: a stat of every store file and directory discovery looked at), the
+          query with its snippets (medians of --runs);
 - server: `Service.search` in one long-lived process as the language server runs it (watcher-style reuse of a
           freshness check a few seconds old), median of 30 calls per query;
 - size:   the index files against the transcripts' bytes.
@@ -87,6 +90,26 @@ print(json.dumps({"listing_s": listing, "build_s": build, "sessions": st.session
                   # VmHWM, not ru_maxrss: Linux carries this bench's own high-water mark into a child's ru_maxrss
                   "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024,
                   "workers_max_rss_mb": max(workers.PEAKS_MB, default=0.0)}))
+"""
+
+_PHASES = r"""
+import json, os, sys, time
+t0 = time.perf_counter(); c0 = time.process_time()
+from segue.cli_search import quick_main  # what `segue search` imports before it answers
+from segue.search import fast, query as Q, redaction as R
+from segue.search.engine import answer
+from segue.search.index import SearchIndex
+t1 = time.perf_counter(); c1 = time.process_time()
+idx = SearchIndex(__import__("pathlib").Path(os.environ["SEGUE_HOME"]) / "cache"); idx.existing()
+environ = dict(os.environ)
+fresh = idx.probe_matches(os.path.expanduser("~"), environ)
+t2 = time.perf_counter(); c2 = time.process_time()
+digest = R.reader_digest(idx.meta("redact_env"), idx.meta("salt"), environ)
+res = answer(idx, Q.parse(sys.argv[1]), None, None, None, None, 20, fast._redactor, digest)
+t3 = time.perf_counter(); c3 = time.process_time()
+print(json.dumps({"fresh": fresh, "import_ms": 1000 * (t1 - t0), "fresh_ms": 1000 * (t2 - t1),
+                  "query_ms": 1000 * (t3 - t2), "import_cpu": 1000 * (c1 - c0), "fresh_cpu": 1000 * (c2 - c1),
+                  "query_cpu": 1000 * (c3 - c2), "total": res.total}))
 """
 
 _SERVER = r"""
@@ -238,6 +261,19 @@ def _queries(a: argparse.Namespace, home: Path, state: Path) -> None:
         print(f"query {q!r} whole CLI process: median {1000 * statistics.median(times[1:]):.0f} ms "
               f"(min {1000 * min(times[1:]):.0f}; CPU median {1000 * statistics.median(cpus[1:]):.0f} ms; "
               f"{total} sessions match; target <= 100 ms)")
+    for q in QUERIES:
+        rows = []
+        for _ in range(a.runs):
+            p, _w, _c = run_cpu([sys.executable, "-c", _PHASES, q], env=env, capture_output=True, text=True, check=True)
+            rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
+
+        def med(key: str, rows: list[dict[str, Any]] = rows) -> float:
+            return statistics.median(r[key] for r in rows)
+
+        print(f"  phases of {q!r} (medians, wall / CPU ms): imports {med('import_ms'):.0f} / {med('import_cpu'):.0f}, "
+              f"freshness check {med('fresh_ms'):.0f} / {med('fresh_cpu'):.0f}"
+              f"{'' if all(r['fresh'] for r in rows) else ' (NOT fresh: the CLI takes the full path)'}, "
+              f"query and snippets {med('query_ms'):.0f} / {med('query_cpu'):.0f}")
     bare = [run_cpu([sys.executable, "-c", "pass"], env=env, check=True) for _ in range(3)]
     print(f"  (bare Python start on this machine: {1000 * min(b[1] for b in bare):.0f} ms, "
           f"{1000 * min(b[2] for b in bare):.0f} ms CPU)")

@@ -196,6 +196,62 @@ def test_a_recording_counts_only_what_it_can_replay(tmp_path: Path) -> None:
     assert os.stat is probe._STAT and open is not None  # every patch undone
 
 
+def test_the_packed_probe_replays_every_observation(tmp_path: Path) -> None:
+    """probe.pack / probe.fresh (what a CLI query replays): the same observations as Recording.dump, one stat per
+    path; each kind of change a reader could see makes it stale, and an unchanged store stays fresh. `o` is a
+    directory nobody lists, so a change there shows only in its own entries' observations."""
+    d, o = tmp_path / "d", tmp_path / "o"
+
+    def record() -> bytes:
+        for x in (d, o):
+            shutil.rmtree(x, ignore_errors=True)
+            x.mkdir()
+        (d / "a.jsonl").write_text("x\n")
+        (d / "b.jsonl").write_text("y\n")
+        (o / "c.json").write_text("{}")
+        os.symlink(d / "a.jsonl", o / "link")
+        with probe.recording() as rec:
+            os.listdir(d)
+            d.is_dir()  # the same stat as the listing's signature: kept once
+            (d / "a.jsonl").stat()
+            (d / "b.jsonl").stat()
+            (o / "c.json").stat()
+            (o / "gone.json").exists()  # a stat that fails: its errno is replayed
+            os.lstat(o / "link")
+            os.readlink(o / "link")
+        blob = probe.pack(rec, "/home", {})
+        assert blob is not None and rec.dump("/home", {}) is not None
+        assert probe.fresh(blob, "/home", {}) and not probe.fresh(blob, "/elsewhere", {})
+        assert not probe.fresh(rec.dump("/home", {}) or b"", "/home", {})  # another form: never fresh
+        return blob
+
+    def same_size_new_mtime() -> None:
+        st = (d / "b.jsonl").stat()
+        os.utime(d / "b.jsonl", ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+    changes = [lambda: (d / "a.jsonl").write_text("x\nmore\n"),  # appended
+               lambda: (o / "c.json").write_text('{"a": 1}'), same_size_new_mtime,
+               lambda: (d / "b.jsonl").unlink(), lambda: (d / "new.jsonl").write_text("z\n"),
+               lambda: (o / "gone.json").write_text("{}"),
+               lambda: (os.unlink(o / "link"), os.symlink(d / "b.jsonl", o / "link"))]
+    for change in changes:
+        blob = record()
+        assert probe.fresh(blob, "/home", {})  # the control
+        change()
+        assert not probe.fresh(blob, "/home", {}), change
+    import marshal
+
+    for damaged in (b"garbage", b"", marshal.dumps(42), marshal.dumps((probe.TAG,)),
+                    marshal.dumps((probe.TAG, "d", [], 1, 1, b"", [], [], [], [], [])),  # right tag, wrong shapes
+                    blob[: len(blob) // 2]):
+        assert not probe.fresh(damaged, "/home", {})
+    with probe.recording() as rec:  # two answers for one path (changed between them): can never be fresh
+        os.stat(d)
+        (d / "e").write_text("")
+        os.listdir(d)
+    assert probe.pack(rec, "/home", {}) is None
+
+
 def test_a_recording_observes_its_own_thread_only(tmp_path: Path) -> None:
     import threading
 
@@ -229,6 +285,10 @@ def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path
         quick, full = run(*args), run(*args, SEGUE_SEARCH_PROBE="0")
         mods = quick.stderr.strip().splitlines()[-1]
         assert "segue.cli'" not in mods and "argparse" not in mods, (args, mods)
+        if not any(a.startswith("--runtime") for a in args):  # the readers' registry only to check a --runtime
+            assert "'segue.stores'" not in mods, (args, mods)
+            if "--json" in args and quick.returncode == 0:  # the table only for a table (or a message)
+                assert "'segue.table'" not in mods, (args, mods)
         assert "segue.cli'" in full.stderr
         assert (quick.returncode, quick.stdout) == (full.returncode, full.stdout), args
         assert quick.stderr.splitlines()[:-1] == full.stderr.splitlines()[:-1], args

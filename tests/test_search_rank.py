@@ -112,3 +112,71 @@ def test_a_session_with_many_strong_steps_does_not_crowd_out_the_next(tmp_path: 
     res = engine.answer(idx, Q.parse("deploy"), None, None, None, None, 2, lambda: None, "")
     assert [r.id for r in res.results] == ["many", "next"] and res.total == 3
     assert [h.id for h in idx.ranked(Q.parse("deploy").fts(), NOW, 14.0, limit=3)[0]] == ["many", "next", "third"]
+
+
+def test_a_bounded_ranking_gives_the_page_of_ranking_every_match(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """SearchIndex._bounded skips the bm25 of sessions too old to reach the page: the page and total must be
+    exactly those of ranking every matching step (SEGUE_SEARCH_PRUNE=0), and the bound must really be used."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(7)
+    words = ["test", "cargo", "build", "parser", "error", "deploy", "fix", "the"]
+    sessions = []
+    for i in range(300):
+        age = rng.choice([-20.0, 0.0, 0.5, 3.0]) if i % 10 == 0 else rng.uniform(0.0, 500.0)
+        texts = []
+        for _ in range(rng.randint(1, 6)):
+            n = rng.choice([1, 2, 3, 8, 30, 120])
+            texts.append(" ".join(rng.choice(words) if rng.random() < 0.3 else f"w{rng.randint(0, 999)}"
+                                  for _ in range(n)))
+        sessions.append((f"s{i:03d}", age, texts))
+    idx = build(tmp_path, sessions)
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_STEPS", 2)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 40)
+    used: list[int] = []
+    real = I.SearchIndex._bounded
+
+    def spy(self: Any, *a: Any) -> Any:
+        got = real(self, *a)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(I.SearchIndex, "_bounded", spy)
+    queries = ["test", "the", "cargo build", '"fix the"', "te*", "parser error", "w1*"]
+    for text in queries:
+        phrases = [t.fts() for t in Q.parse(text).terms]
+        match = Q.parse(text).fts()
+        for limit in (1, 3, 10, 50):
+            for kw in ({}, {"since": NOW - 100 * DAY}, {"where": ["request"]}, {"runtimes": ["claude"]}):
+                monkeypatch.delenv("SEGUE_SEARCH_PRUNE", raising=False)
+                page, total = idx.ranked(match, NOW, engine.HALF_LIFE_DAYS, limit=limit, phrases=phrases, **kw)
+                monkeypatch.setenv("SEGUE_SEARCH_PRUNE", "0")
+                want, want_total = idx.ranked(match, NOW, engine.HALF_LIFE_DAYS, limit=limit, phrases=phrases, **kw)
+                assert [(h.sid, h.rowid, h.score) for h in page] == [(h.sid, h.rowid, h.score) for h in want], (
+                    text, limit, kw)
+                assert total == want_total, (text, limit, kw)
+    assert sum(used) >= 20 and not all(used)  # the bound decided many pages; others fell back to ranking all
+    monkeypatch.setenv("SEGUE_SEARCH_PRUNE", "0")
+    n = len(used)
+    idx.ranked(Q.parse("test").fts(), NOW, engine.HALF_LIFE_DAYS, limit=3, phrases=['"test"'])
+    assert len(used) == n  # switched off: never tried
+
+
+def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.search import index as I
+
+    assert engine._bounding(Q.parse('"the parser"')) is None and engine._bounding(Q.parse("foo-bar")) is None
+    assert engine._bounding(Q.parse("cargo te*")) == ['"cargo"', '"te" *']
+    idx = build(tmp_path, [(f"s{i}", i * 3.0, [f"deploy {FILLER[: 7 * (i % 9)]}"]) for i in range(40)])
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    pages = []
+    for switch in ("1", "0"):
+        monkeypatch.setenv("SEGUE_SEARCH_PRUNE", switch)
+        res = engine.answer(idx, Q.parse("deploy"), None, None, None, None, 5, lambda: None, "")
+        pages.append(([(r.id, r.step, r.snippet) for r in res.results], res.total))
+    assert pages[0] == pages[1] and pages[0][1] == 40 and len(pages[0][0]) == 5

@@ -6,21 +6,25 @@ Exit 0 with results, 1 when nothing matched (said on stderr) or search cannot ru
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from segue.quote import clean, mark_invisible
-from segue.table import age, home_relative
-from segue.table import one_line as _one_line
 
+TYPE_CHECKING = False  # not typing's: a quick answer imports neither typing nor the table (segue.model)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
+    from typing import Any
 
     from segue.service import Service
+
+
+def _one_line(text: str, width: int) -> str:
+    from segue.table import one_line
+
+    return one_line(text, width)
 
 
 def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Service]) -> int:
@@ -60,6 +64,8 @@ def _show(args: Any, res: Any, text: str, now: float) -> int:
     from segue.search.engine import MARK_END, MARK_START
 
     if args.json:
+        import json
+
         indent = 2 if sys.stdout.isatty() else None
         sys.stdout.write(json.dumps(res.to_json(), ensure_ascii=False, indent=indent) + "\n")
     elif res.results:
@@ -116,10 +122,9 @@ def _parse_quick(argv: list[str]) -> Any:
     from types import SimpleNamespace
 
     from segue.limits import SEARCH_LIMIT
-    from segue.stores import RUNTIMES
 
     ns = SimpleNamespace(home=None, query=[], runtime=None, dir=None, since=None, where=None,
-                            limit=SEARCH_LIMIT.default, json=False, forget=False)
+                         limit=SEARCH_LIMIT.default, json=False, forget=False)
     rest = list(argv)
     if rest[:1] == ["--home"] and len(rest) > 1:
         ns.home, rest = rest[1], rest[2:]
@@ -158,8 +163,13 @@ def _parse_quick(argv: list[str]) -> Any:
         last_word = True
         ns.query.append(a)
         i += 1
-    if runs > 1 or any(r not in RUNTIMES for r in ns.runtime or ()):
+    if runs > 1:
         return None
+    if ns.runtime:  # the registry (every runtime's descriptor) only when asked to filter by one
+        from segue.stores import RUNTIMES
+
+        if any(r not in RUNTIMES for r in ns.runtime):
+            return None
     if isinstance(ns.limit, str):
         try:
             ns.limit = int(ns.limit)
@@ -227,6 +237,8 @@ def _snippet_line(snippet: str, start: str, end: str, marks: tuple[str, str], wi
 
 
 def render_results(results: list[Any], now: float, start: str, end: str, marks: tuple[str, str]) -> str:
+    from segue.table import age, home_relative
+
     rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY")]
     snippets = []
     for r in results:

@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from segue.limits import SEARCH_LIMIT
-from segue.model import ReadStats, Session, iso
 from segue.quote import mark_invisible
 from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
 from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
-from segue.stores import RUNTIMES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a CLI query (segue.search.fast) imports neither the model nor the registry of readers
+    from segue.model import ReadStats, Session
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
 JSON_START, JSON_END = "«", "»"
@@ -53,6 +55,8 @@ class SearchResult:
     exit_code: int | None = None
 
     def to_json(self) -> dict[str, Any]:
+        from segue.model import iso
+
         return {"runtime": self.runtime, "id": self.id, "title": self.title, "cwd": self.cwd,
                 "updated_at": iso(self.updated_at), "where": self.where,
                 "snippet": self.snippet.replace(MARK_START, JSON_START).replace(MARK_END, JSON_END),
@@ -94,15 +98,20 @@ def _state(svc: Any, notice: Callable[[str], None] | None) -> _State:
     return st
 
 
-def current_sources(env: Any, runtimes: Sequence[str] = RUNTIMES) -> dict[tuple[str, str], str]:
+def current_sources(env: Any, runtimes: Sequence[str] | None = None) -> dict[tuple[str, str], str]:
     return _sources(env, runtimes)[0]
 
 
-def _sources(env: Any, runtimes: Sequence[str] = RUNTIMES, record: bool = False
+def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = False
              ) -> tuple[dict[tuple[str, str], str], bytes | None]:
-    """Every source's fingerprint, and (record=True) the probe of what that pass looked at (None: unusable)."""
+    """Every source's fingerprint (of every runtime unless told), and (record=True) the probe of what that pass
+    looked at (None: unusable)."""
     from segue.listing import reader_for
+    from segue.stores import RUNTIMES
     from segue.stores.base import Env
+
+    if runtimes is None:
+        runtimes = RUNTIMES
 
     out: dict[tuple[str, str], str] = {}
     if not record or not probe.enabled():
@@ -116,7 +125,7 @@ def _sources(env: Any, runtimes: Sequence[str] = RUNTIMES, record: bool = False
         for rt in runtimes:
             if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen)):
                 rec.usable = False
-    return out, rec.dump(str(env.home), env.environ)
+    return out, probe.pack(rec, str(env.home), env.environ)
 
 
 def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any]) -> bool:
@@ -243,7 +252,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     now = time.time()
     if directory is None:  # SQLite ranks, cuts and counts
         shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
-                                    limit=limit)
+                                    limit=limit, phrases=_bounding(parsed))
     else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
         from segue.listing import cwd_within
 
@@ -270,6 +279,12 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
             step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
             exit_code=code))
     return SearchResults(results=results, total=total)
+
+
+def _bounding(parsed: Q.Query) -> list[str] | None:
+    """The phrases a ranking may bound its bm25 with (SearchIndex._bounded): single words only, whose row counts
+    cost a pass over one doclist (a phrase of several words reads the positions of every one)."""
+    return [t.fts() for t in parsed.terms] if all(t.text.isalnum() for t in parsed.terms) else None
 
 
 def _shown(text: str | None, redactor: Any) -> str | None:

@@ -300,7 +300,7 @@ class SearchIndex:
                               "WHERE p.id = 0").fetchone()
         finally:
             con.execute("COMMIT")
-        return row is not None and probe.unchanged(bytes(row[0]), home, environ)
+        return row is not None and probe.fresh(bytes(row[0]), home, environ)
 
     # -- building -----------------------------------------------------------------------------------------------
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
@@ -518,8 +518,8 @@ class SearchIndex:
         return [Hit(*r) for r in con.execute(sql, args)]
 
     def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
-               runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None
-               ) -> tuple[list[Hit], int]:
+               runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None,
+               phrases: Sequence[str] | None = None) -> tuple[list[Hit], int]:
         """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked, cut
         and counted by SQLite, so a query costs its page of results, not a Python object per matching session.
 
@@ -528,38 +528,99 @@ class SearchIndex:
         the more recent session, then to the older sid; a session's best step is its lowest bm25, the first
         such step on a tie (as `hits` picks it). The factor is the session's, and positive: a session ranks
         where its best step ranks among all matching steps, so SQLite sorts steps (a top-N sort, no grouping)
-        and the first step of each session met in that order is its best."""
+        and the first step of each session met in that order is its best.
+
+        `phrases` (the MATCH's phrases, each as FTS5 syntax) let a common word's page skip the bm25 of sessions
+        too old to reach it (`_bounded`): the same page, proven, or the full ranking."""
         con = self.connection()
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
-        inner = ("SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u FROM docs CROSS JOIN sessions s "
-                 "ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?")
+        src = "FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?"
         if where:
-            inner += f" AND docs.kind IN ({','.join('?' * len(where))})"
+            src += f" AND docs.kind IN ({','.join('?' * len(where))})"
             args += list(where)
         if runtimes:
-            inner += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
+            src += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
             args += list(runtimes)
         if since is not None:
-            inner += " AND s.updated_at >= ?"
+            src += " AND s.updated_at >= ?"
             args.append(since)
-        # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
-        sql = (f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, (SELECT count(DISTINCT rid >> 24) FROM d) "
-               "FROM d ORDER BY score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(u, 0.0)) / 86400.0) / ?)), "
-               "-coalesce(u, 0.0), rid >> 24, score, rid")
-        args += [now, half_life_days]
+        inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
+        # how many sessions match, for a bounded page: through the sessions table only when filtered on it
+        count = ((f"SELECT count(DISTINCT docs.rowid >> 24) {src}", args) if runtimes or since is not None else
+                 ("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?"
+                  + (f" AND kind IN ({','.join('?' * len(where))})" if where else ""), [match, *(where or ())]))
         own = not con.in_transaction
         if own:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
         try:
-            return self._ranked(con, sql, args, limit)
+            if limit is not None and phrases and _prune_enabled():
+                got = self._bounded(con, inner, count, args, list(phrases), now, half_life_days, limit)
+                if got is not None:
+                    return got
+            # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
+            sql = (f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, (SELECT count(DISTINCT rid >> 24) FROM d) "
+                   f"FROM d ORDER BY {_KEY}, -coalesce(u, 0.0), rid >> 24, score, rid")
+            return self._ranked(con, sql, [*args, now, half_life_days], limit)
         finally:
             if own:
                 con.execute("COMMIT")
 
-    @staticmethod
-    def _ranked(con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
+    def _bounded(self, con: sqlite3.Connection, inner: str, count: tuple[str, list[Any]], args: list[Any],
+                 phrases: list[str], now: float, hl: float, limit: int) -> tuple[list[Hit], int] | None:
+        """The page of `ranked` without the bm25 of every matching step, or None (then rank them all).
+
+        FTS5's bm25 of a step is minus the sum over the query's phrases of idf × f(tf) × (k1 + 1) / (f(tf) + k1 ×
+        (1 - b + b × length / average)), each term below idf × (k1 + 1) (k1 = 1.2; idf as FTS5 computes it from
+        the row count and the phrase's number of matching rows): so no step scores below -BOUND, and a session
+        whose recency factor is r scores above -BOUND × r. Any `limit` sessions' scores are at least as good as
+        the page's last (`worst`): a sample of recent sessions' steps gives one, and every session old enough
+        that -BOUND × r > worst cannot reach the page. The page is ranked exactly among the others, and kept
+        only when its own last score proves it: every excluded session scores above it. Else None."""
+        match = args[0]
+        rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
+        if rows < PRUNE_MIN_ROWS:
+            return None  # ranking them all costs a few milliseconds
+        bound = _bm25_bound(con, phrases, rows if len(phrases) == 1 else None)
+        if bound is None:
+            return None
+        key = f"{_KEY}, -coalesce(u, 0.0), rid >> 24, score, rid"
+        # the sample: matching steps among the first few of sessions active within a half life; a session's best
+        # sampled step is no better than its best step, so the sample's limit-th score is no better than the
+        # page's last
+        sample = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ? AND "
+                             f"(docs.rowid & {MAX_STEPS}) < {PRUNE_SAMPLE_STEPS} LIMIT {PRUNE_SAMPLE_ROWS}) "
+                             f"SELECT min({_KEY}) FROM d GROUP BY rid >> 24",
+                             [*args, now - hl * 86400.0, now, hl]).fetchall()
+        worst = sorted(r[0] for r in sample)[limit - 1] if len(sample) >= limit else None
+        if worst is None or not worst < 0.0 or not -worst / bound > 1.0:
+            return None
+        ratio = -worst / bound  # a session whose factor is below it cannot reach the page
+        if ratio >= 2.0:
+            return None  # (cannot happen: the sample's own steps score above -BOUND × 2)
+        age_days = hl * math.log2(1.0 / (ratio - 1.0))
+        oldest = now - age_days * 86400.0 - 1.0  # a second earlier: when in doubt, rank it
+        cur = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ?) "
+                          f"SELECT rid, score, {_KEY} FROM d ORDER BY {key}",
+                          [*args, oldest, now, hl, now, hl])
+        best: dict[int, tuple[int, float]] = {}
+        last = 0.0
+        for rid, score, k in cur:
+            sid = rid >> STEP_BITS
+            if sid not in best:
+                best[sid] = (rid, score)
+                last = k
+                if len(best) == limit:
+                    break
+        cur.close()
+        factor = 1.0 + 0.5 ** ((max(0.0, now - oldest) / 86400.0) / hl)  # the factor of every excluded session
+        if len(best) < limit or not bound * factor < -last:
+            return None
+        return self._page(con, best), con.execute(*count).fetchone()[0]
+
+    @classmethod
+    def _ranked(cls, con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
         # no LIMIT: the sort is SQLite's either way, and the cursor is read only until the page is full (a LIMIT
         # too small for sessions with many matching steps would mean running the whole match again)
         cur = con.execute(sql, args)
@@ -575,11 +636,15 @@ class SearchIndex:
         cur.close()
         if not best:
             return [], 0
+        return cls._page(con, best), total
+
+    @staticmethod
+    def _page(con: sqlite3.Connection, best: dict[int, tuple[int, float]]) -> list[Hit]:
         cols = "SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at FROM sessions"
         cur = (con.execute(f"{cols} WHERE sid IN ({','.join('?' * len(best))})", list(best)) if len(best) <= 900
                else con.execute(cols))  # past SQLite's bound on variables: one pass over the table
         fields = {r[0]: r[1:] for r in cur}
-        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()], total
+        return [Hit(sid, rid, score, *fields[sid]) for sid, (rid, score) in best.items()]
 
     def snippet(self, match: str, rowid: int, tokens: int = 20) -> tuple[str, str, int | None] | None:
         """(text around the match with \\x02 … \\x03 around each matched word, kind, exit code)."""
@@ -604,6 +669,52 @@ def sources_digest(sources: dict[tuple[str, str], str]) -> str:
     for (rt, p), fp in sorted(sources.items()):
         h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+# The ranking key of a step (d: rid, score = bm25, u = its session's updated_at); bound to (now, half life)
+_KEY = "score * (1.0 + pow(0.5, (max(0.0, ? - coalesce(u, 0.0)) / 86400.0) / ?))"
+# Bounded ranking (SearchIndex._bounded): from how many matching steps, the sample's size (sessions per result,
+# steps), and FTS5's bm25 constant k1. SEGUE_SEARCH_PRUNE=0 always ranks every matching step.
+PRUNE_MIN_ROWS = 4000
+PRUNE_SAMPLE_STEPS = 8
+PRUNE_SAMPLE_ROWS = 2000
+BM25_K1 = 1.2
+
+
+def _prune_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_PRUNE", "1") != "0"
+
+
+def _bm25_bound(con: sqlite3.Connection, phrases: list[str], hits: int | None) -> float | None:
+    """Above minus any step's bm25 for these phrases (each phrase adds less than idf × (k1 + 1)), with FTS5's
+    own row count (its averages record) and each phrase's matching rows; None when either cannot be read."""
+    n_rows = _fts_row_count(con)
+    if n_rows is None:
+        return None
+    total = 0.0
+    for ph in phrases:
+        n = hits if hits is not None else con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?",
+                                                      (ph,)).fetchone()[0]
+        if n > n_rows:
+            return None
+        idf = math.log((n_rows - n + 0.5) / (n + 0.5))
+        total += max(idf, 1e-6)  # as FTS5 floors it
+    return total * (BM25_K1 + 1.0) * (1.0 + 1e-9)  # and a margin for rounding
+
+
+def _fts_row_count(con: sqlite3.Connection) -> int | None:
+    """The row count FTS5's bm25 uses: the first varint of the table's averages record (docs_data, id 1)."""
+    row = con.execute("SELECT block FROM docs_data WHERE id = 1").fetchone()
+    if row is None or not isinstance(row[0], bytes) or not row[0]:
+        return None
+    b, v = row[0], 0
+    for i in range(min(len(b), 9)):  # SQLite's varint: 7 bits a byte, big-endian; a 9th byte gives all 8
+        if i == 8:
+            return (v << 8) | b[i]
+        v = (v << 7) | (b[i] & 0x7F)
+        if not b[i] & 0x80:
+            return v if v > 0 else None
+    return None
 
 
 def _math(con: sqlite3.Connection) -> None:
