@@ -18,8 +18,8 @@ from segue.listing import reader_for
 from segue.model import ReadStats
 from segue.stores.base import Env
 from tests.test_reader_contract import STORES, VARIANTS, Store, _tree
-from tests.test_search_build import dump
 from tests.test_search import copy_stores, service
+from tests.test_search_build import dump
 
 
 def _env(store: Store, fast: bool) -> Env:
@@ -61,7 +61,7 @@ def _first_difference(want: dict[str, Any], got: dict[str, Any]) -> str:
         return f"sessions differ: missing {sorted(set(want) - set(got))}, extra {sorted(set(got) - set(want))}"
     for k in want:
         if want[k] != got[k]:
-            for i, (a, b) in enumerate(zip(want[k], got[k])):
+            for i, (a, b) in enumerate(zip(want[k], got[k], strict=False)):
                 if a != b:
                     return f"{k} step {i}:\n  want {str(a)[:800]}\n  got  {str(b)[:800]}"
             return f"{k}: {len(want[k])} steps wanted, {len(got[k])} got"
