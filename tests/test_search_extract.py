@@ -146,3 +146,60 @@ def test_index_built_from_the_extraction_is_the_reference_index_row_for_row(
         assert svc.search('"write what happened"', limit=100).total > 0
         built.append(json.loads(json.dumps(dump(root)).replace(str(root), "<root>")))
     assert built[0]["docs"] and built[0] == built[1]
+
+
+CLINE_STORES = [n for n, (rts, _) in STORES.items() if "cline" in rts]
+
+
+@pytest.mark.parametrize(("name", "variant"), [
+    pytest.param(n, v, id=f"{n}-{v or 'as-written'}", marks=[pytest.mark.slow] if n.startswith("generated") else [])
+    for n in CLINE_STORES for v in ("", *VARIANTS)])
+def test_cline_element_by_element_gives_what_the_stream_gives(name: str, variant: str, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Cline's indented transcripts read one element at a time (what bigger transcripts get), every
+    transcript forced onto that path; torn and damaged ones hand over to the stream mid-way."""
+    from segue.stores.cline import search as cs
+
+    want = _reference(name, tmp_path_factory)
+    monkeypatch.setattr(cs, "WHOLE_MAX", 0)
+    used: list[str] = []
+    real = cs.indented_messages
+
+    def counted(path: str) -> Any:
+        got = real(path)
+        if got is not None:
+            used.append(path)
+        return got
+
+    monkeypatch.setattr(cs, "indented_messages", counted)
+    got = indexed(_tree(name, variant, tmp_path_factory), STORES[name][0], extract=True)
+    problem = _first_difference(want, got)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    if variant in ("", "crlf", "bom", "blank_lines", "torn") and name.startswith("real"):
+        assert used  # the element path did read them (indented as Cline writes)
+
+
+def test_cline_damage_mid_transcript_hands_over_to_the_stream(tmp_path: Path) -> None:
+    """An element that is not JSON, one with invalid UTF-8 and a torn end: the elements before come from the
+    element path, the rest from the stream, and the whole is the stream's."""
+    from segue.stores.cline import search as cs
+    from segue.stores.jsonstream import JsonStream
+
+    msgs = [{"role": "user", "content": [{"type": "text", "text": f"m{i} \u00e9"}], "ts": i} for i in range(6)]
+    text = json.dumps({"version": 1, "messages": msgs, "after": 1}, indent=2, ensure_ascii=False).encode()
+    cases = {
+        "clean": text,
+        "damaged": text.replace(b'"m2 ', b'"m2 \x01bad', 1).replace(b'"ts": 2', b'"ts": 2,,', 1),
+        "bad-utf8": text.replace("m3 \u00e9".encode(), b"m3 \xff", 1),
+        "torn": text[: text.index(b'"m4')],
+    }
+    for label, data in cases.items():
+        p = tmp_path / f"{label}.messages.json"
+        p.write_bytes(data)
+        with open(p, "rb") as f:
+            want = list(JsonStream(f).array_at("messages"))
+        got = cs.indented_messages(str(p))
+        assert got is not None, label
+        assert list(got) == want, label
+    assert want and len(want) < len(msgs)  # the torn one ends early

@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -312,10 +312,14 @@ class ClineReader(Reader):
         anything else as `steps()` reads it."""
         if session.locator.get("kind") == "legacy" or not fast_paths(self.env):
             return self.steps(session, stats)
-        from segue.stores.cline.search import whole_messages
+        from segue.stores.cline.search import indented_messages, whole_messages
 
         path = next((p for p in _message_candidates(session) if regular_file(p)), None)
-        decoded = whole_messages(path) if path is not None else None
+        decoded: Iterable[Any] | None = None
+        if path is not None:
+            decoded = whole_messages(path)
+            if decoded is None:
+                decoded = indented_messages(path)
         if path is None or decoded is None:
             return self.steps(session, stats)
         root = session.id.split("__", 1)[0]
@@ -851,11 +855,11 @@ def _apply_result(name: str, steps: list[Step], block: dict[str, Any], drop: set
 
 
 def sdk_steps(path: str, cwd: str | None, stats: ReadStats, child_for: Callable[[str], str | None],
-              *, subagent: bool = False, decoded: list[Any] | None = None) -> Iterator[Step]:
+              *, subagent: bool = False, decoded: Iterable[Any] | None = None) -> Iterator[Step]:
     """Stream one SDK transcript. A turn's steps are held until the next user message brings the tool
     results (exit codes, failed edits), so memory holds one turn, never the session. `decoded`: the
-    `messages` array already decoded whole (the search extraction, stores/cline/search.py), walked instead
-    of the stream."""
+    `messages` array's elements as the search extraction decodes them (stores/cline/search.py), walked
+    instead of the stream."""
     held: list[Step] = []
     drop: set[int] = set()
     calls: dict[str, tuple[str, list[Step]]] = {}
