@@ -308,10 +308,12 @@ class ClineReader(Reader):
                              subagent=session.parent_id is not None)
 
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
-        """A small SDK transcript decoded whole by orjson (stores/cline/search.py) while fast paths are on;
-        anything else as `steps()` reads it."""
+        """An SDK transcript decoded by orjson (stores/cline/search.py: a small one whole, an indented one
+        element by element) while fast paths are on; anything else as `steps()` reads it. A generator: nothing
+        is read before the first step is asked for, and what fails fails where `steps()` would."""
         if session.locator.get("kind") == "legacy" or not fast_paths(self.env):
-            return self.steps(session, stats)
+            yield from self.steps(session, stats)
+            return
         from segue.stores.cline.search import indented_messages, whole_messages
 
         path = next((p for p in _message_candidates(session) if regular_file(p)), None)
@@ -321,11 +323,12 @@ class ClineReader(Reader):
             if decoded is None:
                 decoded = indented_messages(path)
         if path is None or decoded is None:
-            return self.steps(session, stats)
+            yield from self.steps(session, stats)
+            return
         root = session.id.split("__", 1)[0]
         children = _Children(os.path.dirname(path), root, session.locator.get("db"))
-        return sdk_steps(path, session.cwd, stats, children.lookup, subagent=session.parent_id is not None,
-                         decoded=decoded)
+        yield from sdk_steps(path, session.cwd, stats, children.lookup, subagent=session.parent_id is not None,
+                             decoded=decoded)
 
     def exists(self, session: Session) -> bool:
         if session.locator.get("kind") == "legacy":

@@ -85,15 +85,15 @@ def indented_messages(path: str) -> Iterator[Any] | None:
         return None
     header: list[bytes] = []
     size = 0
-    for line in f:
+    line = b""
+    while size <= HEADER_MAX:  # bounded reads: a compact document is one huge line
+        line = f.readline(HEADER_MAX + 1)
+        if not line:
+            break
         header.append(line)
         size += len(line)
         if line.rstrip(b"\r\n") == _MESSAGES_LINE:
             break
-        if size > HEADER_MAX:
-            break
-    else:
-        line = b""
     head = b"".join(header).removeprefix(BOM)
     if line.rstrip(b"\r\n") != _MESSAGES_LINE or head.count(b'"messages"') != 1:
         f.close()
@@ -112,7 +112,7 @@ def _elements(f: BinaryIO, offset: int) -> Iterator[Any]:
     with f:
         while True:
             start = offset
-            line = f.readline()
+            line = f.readline(ITEM_CAP + 2)  # bounded: a longer line is an element over the cap anyway
             offset += len(line)
             bare = line.rstrip(b"\r\n")
             if bare in _ENDS:
@@ -121,7 +121,7 @@ def _elements(f: BinaryIO, offset: int) -> Iterator[Any]:
             if bare == _OPEN:
                 lines = [line]
                 while True:
-                    nxt = f.readline()
+                    nxt = f.readline(ITEM_CAP + 2)
                     offset += len(nxt)
                     lines.append(nxt)
                     end = nxt.rstrip(b"\r\n")
