@@ -203,3 +203,19 @@ def test_cline_damage_mid_transcript_hands_over_to_the_stream(tmp_path: Path) ->
         assert got is not None, label
         assert list(got) == want, label
     assert want and len(want) < len(msgs)  # the torn one ends early
+
+
+@pytest.mark.parametrize("keep", [0, 700])
+def test_gemini_partly_kept_records_give_the_same_steps(keep: int, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Gemini's extraction keeps decoded records up to a byte budget and decodes the rest again: with none
+    kept and with only some kept, the steps are still the reference's."""
+    from segue.stores.gemini import reader as gr
+
+    monkeypatch.setattr(gr, "KEEP_DECODED", keep)
+    for variant in ("", "reversed", "torn"):
+        want = _reference("real-gemini", tmp_path_factory)
+        got = indexed(_tree("real-gemini", variant, tmp_path_factory), ("gemini",), extract=True)
+        problem = _first_difference(want, got)
+        if problem:
+            pytest.fail(f"{variant}: {problem}", pytrace=False)
