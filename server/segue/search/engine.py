@@ -201,14 +201,24 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
 _READERS: dict[tuple[int, str], Any] = {}
 
 
-def _steps(env: Any, s: Session, stats: ReadStats) -> Any:
+def _reader(env: Any, s: Session) -> Any:
     from segue.listing import reader_for
 
     key = (id(env), s.runtime)
     reader = _READERS.get(key)
     if reader is None or reader.env is not env:
         reader = _READERS[key] = reader_for(s.runtime, env)
-    return _guarded(reader.steps(s, stats), stats)
+    return reader
+
+
+def _steps(env: Any, s: Session, stats: ReadStats) -> Any:
+    # the search-only extraction where the reader has one (steps() itself with SEGUE_FAST_PATHS=0)
+    return _guarded(_reader(env, s).search_steps(s, stats), stats)
+
+
+def _reference_steps(env: Any, s: Session, stats: ReadStats) -> Any:
+    """`Reader.steps()`: the reference the extraction must equal (tests, benchmark)."""
+    return _guarded(_reader(env, s).steps(s, stats), stats)
 
 
 def _guarded(steps: Any, stats: ReadStats) -> Any:

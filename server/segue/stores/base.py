@@ -104,6 +104,14 @@ class Reader(ABC):
         parse line by line, skip records the brief does not use before decoding them where possible,
         count damaged records in `stats.damaged_lines`."""
 
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """The steps as the search index needs them: the same sequence as `steps()` in `kind`, `text`,
+        `exit_code` and `path` (what the index hashes and stores); anything else (output, times, line counts,
+        refs, status) may be left out. A reader overrides this with a cheaper extraction only while its fast
+        paths are on (SEGUE_FAST_PATHS=0: always `steps()`, the reference); tests/test_search_extract.py
+        proves the two equal."""
+        return self.steps(session, stats)
+
     def refresh_live(self, sessions: list[Session]) -> None:
         """Re-decide `live` on sessions that may come from the listing cache: a process can exit without
         changing the store. Default: a session marked live stays live only while `locator["pid"]` (when

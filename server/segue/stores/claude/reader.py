@@ -85,12 +85,16 @@ class ClaudeReader(Discovery):
             s.live = s.id in self.live_ids()
         return [s]
 
-    def steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+    def steps(self, session: Session, stats: ReadStats, lean: bool = False) -> Iterator[Step]:
         kind = session.locator.get("kind") or (
             KIND_AGENT if os.path.basename(session.store_path).startswith("agent-") else KIND_SESSION)
         walker = StepWalker(is_sub=kind in (KIND_AGENT, KIND_SUBAGENT) or session.parent_id is not None,
-                            fast=self.fast)
+                            fast=self.fast, lean=lean)
         with open_regular(session.store_path, buffering=256 * 1024) as f:
             for raw, last in bounded_lines(f, stats):
                 yield from walker.line(raw, last, stats)
         yield from walker.finish(stats)
+
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """While fast paths are on, the steps without times and output tails (the index keeps neither)."""
+        return self.steps(session, stats, lean=self.fast)

@@ -55,9 +55,10 @@ class StepWalker:
     """Turns records into Steps in file order. Tool calls wait for their results (exit codes, patch
     counts, agent ids); the few still waiting are flushed at the next real request or at the end."""
 
-    def __init__(self, is_sub: bool, fast: bool = True) -> None:
+    def __init__(self, is_sub: bool, fast: bool = True, lean: bool = False) -> None:
         self.is_sub = is_sub
         self.fast = fast
+        self.lean = lean  # the search index's read: no times, no output tails (it keeps neither)
         self.pending: dict[str, Pending] = {}
         self.msg_id: str | None = None
         self.msg_parts: list[str] = []
@@ -102,7 +103,7 @@ class StepWalker:
         if t == "assistant":
             # every assistant record is decoded on both paths, so both see the same duplicates
             if not self._dup(rec.get("uuid")):
-                yield from self._assistant(rec, parse_time(rec.get("timestamp")),
+                yield from self._assistant(rec, None if self.lean else parse_time(rec.get("timestamp")),
                                            bool(rec.get("isSidechain")) and not self.is_sub)
         elif t in ("user", "attachment"):
             yield from self._user(rec)
@@ -172,7 +173,7 @@ class StepWalker:
         # A record counts toward duplicates only once it is known to matter (a request, a result we wait
         # for, a typed command): the fast path leaves the others undecoded, and the duplicate window must
         # hold the same uuids on both paths.
-        at = parse_time(rec.get("timestamp"))
+        at = None if self.lean else parse_time(rec.get("timestamp"))
         text = request_text(rec, in_subagent=self.is_sub, slash=not self.requests)
         if text is not None:
             if self._dup(rec.get("uuid")):
@@ -218,7 +219,8 @@ class StepWalker:
         if p.kind == "command":
             text = result_text(b.get("content"))
             code, status = command_result(text, is_error, tur)
-            yield Step("command", text=p.text, at=p.at, exit_code=code, status=status, output=output_tail(text))
+            yield Step("command", text=p.text, at=p.at, exit_code=code, status=status,
+                       output=None if self.lean else output_tail(text))
         elif p.kind == "edit":
             if is_error:
                 return  # the file was not changed

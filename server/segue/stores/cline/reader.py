@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ from segue.stores.cline.legacy import (
     tool_text,
 )
 from segue.stores.gitinfo import current_branch
-from segue.stores.text import BOM, OUTPUT_KEEP, STEP_TEXT, open_regular
+from segue.stores.text import BOM, OUTPUT_KEEP, STEP_TEXT, fast_paths, open_regular
 from segue.stores.text import cap_bytes as cap_text
 
 RUNTIME = "cline"
@@ -306,6 +306,29 @@ class ClineReader(Reader):
         children = _Children(os.path.dirname(path), root, session.locator.get("db"))
         yield from sdk_steps(path, session.cwd, stats, children.lookup,
                              subagent=session.parent_id is not None)
+
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """An SDK transcript decoded by orjson (stores/cline/search.py: a small one whole, an indented one
+        element by element) while fast paths are on; anything else as `steps()` reads it. A generator: nothing
+        is read before the first step is asked for, and what fails fails where `steps()` would."""
+        if session.locator.get("kind") == "legacy" or not fast_paths(self.env):
+            yield from self.steps(session, stats)
+            return
+        from segue.stores.cline.search import indented_messages, whole_messages
+
+        path = next((p for p in _message_candidates(session) if regular_file(p)), None)
+        decoded: Iterable[Any] | None = None
+        if path is not None:
+            decoded = whole_messages(path)
+            if decoded is None:
+                decoded = indented_messages(path)
+        if path is None or decoded is None:
+            yield from self.steps(session, stats)
+            return
+        root = session.id.split("__", 1)[0]
+        children = _Children(os.path.dirname(path), root, session.locator.get("db"))
+        yield from sdk_steps(path, session.cwd, stats, children.lookup, subagent=session.parent_id is not None,
+                             decoded=decoded)
 
     def exists(self, session: Session) -> bool:
         if session.locator.get("kind") == "legacy":
@@ -835,9 +858,11 @@ def _apply_result(name: str, steps: list[Step], block: dict[str, Any], drop: set
 
 
 def sdk_steps(path: str, cwd: str | None, stats: ReadStats, child_for: Callable[[str], str | None],
-              *, subagent: bool = False) -> Iterator[Step]:
+              *, subagent: bool = False, decoded: Iterable[Any] | None = None) -> Iterator[Step]:
     """Stream one SDK transcript. A turn's steps are held until the next user message brings the tool
-    results (exit codes, failed edits), so memory holds one turn, never the session."""
+    results (exit codes, failed edits), so memory holds one turn, never the session. `decoded`: the
+    `messages` array's elements as the search extraction decodes them (stores/cline/search.py), walked
+    instead of the stream."""
     held: list[Step] = []
     drop: set[int] = set()
     calls: dict[str, tuple[str, list[Step]]] = {}
@@ -854,7 +879,7 @@ def sdk_steps(path: str, cwd: str | None, stats: ReadStats, child_for: Callable[
     items = known = 0
     with open_regular(path) as f:
         js = JsonStream(f)
-        for m in js.array_at("messages"):
+        for m in js.array_at("messages") if decoded is None else decoded:
             items += 1
             if not isinstance(m, dict):
                 js.damaged += 1

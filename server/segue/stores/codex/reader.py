@@ -328,7 +328,7 @@ class CodexReader(Reader):
                 return cand
         return None
 
-    def steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+    def steps(self, session: Session, stats: ReadStats, lean: bool = False) -> Iterator[Step]:
         path = self._resolve(session)
         if path is None:
             stats.problems.append(f"{session.store_path}: rollout no longer exists")
@@ -338,7 +338,7 @@ class CodexReader(Reader):
         except ZstdMissing as e:
             stats.problems.append(str(e))
             return
-        b = StepBuilder(session.cwd, fast=self.fast)
+        b = StepBuilder(session.cwd, fast=self.fast, lean=lean)
         with f:
             try:
                 for raw, whole in step_lines(f, stats):
@@ -348,6 +348,11 @@ class CodexReader(Reader):
                     raise
                 stats.problems.append(f"rollout could not be read to the end: {e}")
         yield from b.finish(stats)
+
+
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """While fast paths are on, the steps without times and output tails (the index keeps neither)."""
+        return self.steps(session, stats, lean=self.fast)
 
 
 _UUID_ONLY_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")

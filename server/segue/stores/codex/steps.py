@@ -85,8 +85,9 @@ class StepBuilder:
     so what is held stays within one turn. Response-item requests and messages are held until it is clear
     whether the file records them as UI events (which then win); bare X1 files have no events."""
 
-    def __init__(self, cwd: str | None, *, fast: bool = True) -> None:
+    def __init__(self, cwd: str | None, *, fast: bool = True, lean: bool = False) -> None:
         self.cwd = cwd
+        self.lean = lean  # the search index's read: no times, no output tails (it keeps neither)
         self.bare = False
         self.events_form = False
         self.held: list[Step] = []
@@ -237,7 +238,7 @@ class StepBuilder:
 
     def feed(self, kind: str, p: dict[str, Any], ts: Any) -> Iterator[Step]:
         if ts != self._ts:  # records come in bursts with one timestamp: parse each once
-            self._ts, self._at = ts, (parse_time(ts) if ts is not None else None)
+            self._ts, self._at = ts, (parse_time(ts) if ts is not None and not self.lean else None)
         at = self._at
         if kind != "unknown":
             self.known += 1
@@ -399,12 +400,12 @@ class StepBuilder:
             code, running = exit_code_from_output(text)
             if running is not None:
                 self.running[running] = call_id  # a later write_stdin output carries the code
-                c.output = _output_tail(text)
+                c.output = None if self.lean else _output_tail(text)
                 return
             if code is None and isinstance(raw_out, dict) and raw_out.get("success") is True:
                 code = 0
             if code is None:
-                c.output = _output_tail(text)
+                c.output = None if self.lean else _output_tail(text)
                 return  # wait for an item/event with the code, else settle at the turn's end
             yield from self._command_done(call_id, c, code, text)
             return
@@ -437,7 +438,7 @@ class StepBuilder:
     def _command_done(self, call_id: str, c: _Call, code: int | None, text: str | None) -> Iterator[Step]:
         self.pending.pop(call_id, None)
         self.done.add(call_id)
-        out = _output_tail(text) if text else c.output
+        out = _output_tail(text) if text and not self.lean else c.output
         yield from self._emit(Step("command", c.text, c.at, exit_code=code, output=out))
         if code == 0:
             for path, added, removed in shell_writes(c.text, c.cwd or self.cwd):

@@ -49,6 +49,7 @@ from segue.stores.base import (
     loads,
     read_head_tail,
 )
+from segue.stores.text import fast_paths
 
 RUNTIME = "gemini"
 OVERRIDE = "set GEMINI_CLI_HOME (the directory that holds .gemini)"
@@ -58,6 +59,7 @@ MAX_JSON_DOC = 128 * 1024 * 1024  # a G1 document larger than this is not decode
 STEP_TEXT = 16 * 1024
 MAX_HINTS = 64
 OUTPUT_TAIL = 400
+KEEP_DECODED = 8 * 1024 * 1024  # search_steps: bytes of JSONL lines whose decoded records are kept
 FAST_SUMMARY = True  # head/tail summaries; False forces the full reference read (tests compare both)
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -291,6 +293,19 @@ class GeminiReader(Reader):
         except (OSError, ValueError) as e:
             stats.problems.append(f"{path.name}: {e}")
 
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """A JSONL session as the search index reads it, while fast paths are on: each record decoded once
+        (up to KEEP_DECODED bytes of them kept for the final order, instead of decoded again) and steps
+        without what the index never holds (times, output tails). The same steps otherwise."""
+        path = Path(session.store_path)
+        if path.suffix == ".json" or not fast_paths(self.env):
+            yield from self.steps(session, stats)
+            return
+        try:
+            yield from _message_steps(_final_messages(path, stats, keep=KEEP_DECODED), lean=True)
+        except (OSError, ValueError) as e:
+            stats.problems.append(f"{path.name}: {e}")
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Summary facts
@@ -463,10 +478,14 @@ def _middle_mentions(path: Path, start: int, end: int, needle: bytes) -> bool:
 # The final message list of a JSONL session, in bounded memory
 
 
-def _final_messages(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
+def _final_messages(path: Path, stats: ReadStats, keep: int = 0) -> Iterator[dict[str, Any]]:
     """Replay the records to the CLI's final message order, keeping only (offset, index) per message id,
-    then decode each message's last version again. Memory grows with the message count, not the text."""
+    then decode each message's last version again. Memory grows with the message count, not the text.
+    `keep`: the decoded records of up to this many bytes of lines are kept by offset and not decoded again
+    (the same bytes decode to the same object)."""
     order: dict[str, tuple[int, int]] = {}
+    decoded: dict[int, Any] = {}
+    kept = 0
     with open(path, "rb") as f:
         offset = 0
         for raw in f:
@@ -483,6 +502,9 @@ def _final_messages(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
                 if raw.endswith(b"\n"):  # a cut last line is a live writer, not damage
                     stats.damaged_lines += 1
                 continue
+            if kept + len(raw) <= keep:
+                kept += len(raw)
+                decoded[at] = obj
             if isinstance(obj.get("$rewindTo"), str):
                 _rewind(order, obj["$rewindTo"])
             elif isinstance(obj.get("$set"), dict):
@@ -497,8 +519,11 @@ def _final_messages(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
         cached: tuple[int, Any] | None = None
         for at, idx in order.values():
             if cached is None or cached[0] != at:
-                f.seek(at)
-                cached = (at, loads(f.readline()))
+                if at in decoded:
+                    cached = (at, decoded[at])
+                else:
+                    f.seek(at)
+                    cached = (at, loads(f.readline()))
             obj = cached[1]
             if idx >= 0 and isinstance(obj, dict):
                 holder = obj.get("$set") if isinstance(obj.get("$set"), dict) else obj
@@ -529,19 +554,20 @@ def _rewind(order: dict[str, tuple[int, int]], mid: str) -> None:
 # Steps from messages
 
 
-def _message_steps(msgs: Iterator[Any]) -> Iterator[Step]:
+def _message_steps(msgs: Iterator[Any], lean: bool = False) -> Iterator[Step]:
+    """`lean`: without times and output tails (the search index keeps neither)."""
     pending: dict[str, dict[str, Any]] = {}  # functionCall parts without a toolCalls record, by call id
     for msg in msgs:
         if not isinstance(msg, dict):
             continue  # a G1 document's messages list may hold anything
-        at = parse_time(msg.get("timestamp"))
+        at = None if lean else parse_time(msg.get("timestamp"))
         kind = msg.get("type")
         if kind == "user":
             for part in _parts(msg.get("content")):
                 resp = part.get("functionResponse")
                 if isinstance(resp, dict) and str(resp.get("id")) in pending:
                     call = pending.pop(str(resp.get("id")))
-                    yield from _call_steps({**call, "result": [part]}, at)
+                    yield from _call_steps({**call, "result": [part]}, at, lean)
             text = user_request(msg)
             if text is not None:
                 yield Step("request", _cap(text, STEP_TEXT) or "", at=at)
@@ -564,12 +590,12 @@ def _message_steps(msgs: Iterator[Any]) -> Iterator[Step]:
             if text:
                 yield Step("message", _cap(text, STEP_TEXT) or "", at=at)
             for call in calls:
-                yield from _call_steps(call, parse_time(call.get("timestamp")) or at)
+                yield from _call_steps(call, None if lean else parse_time(call.get("timestamp")) or at, lean)
     for call in pending.values():  # calls whose results never came (an interrupted turn)
-        yield from _call_steps(call, None)
+        yield from _call_steps(call, None, lean)
 
 
-def _call_steps(call: dict[str, Any], at: float | None) -> Iterator[Step]:
+def _call_steps(call: dict[str, Any], at: float | None, lean: bool = False) -> Iterator[Step]:
     name = call.get("name") if isinstance(call.get("name"), str) else ""
     args = call.get("args") if isinstance(call.get("args"), dict) else {}
     if name in _READ_TOOLS:
@@ -577,7 +603,7 @@ def _call_steps(call: dict[str, Any], at: float | None) -> Iterator[Step]:
     if name in _SHELL_TOOLS:
         out = _result_text(call.get("result"))
         yield Step("command", _cap(_str(args.get("command")), STEP_TEXT) or "", at=at,
-                   exit_code=shell_exit_code(call.get("status"), out), output=_output_tail(out))
+                   exit_code=shell_exit_code(call.get("status"), out), output=None if lean else _output_tail(out))
     elif name in _EDIT_TOOLS:
         added, removed = _diff_counts(call.get("resultDisplay"))
         path = _str(args.get("file_path")) or _str(args.get("path"))

@@ -42,7 +42,7 @@ from segue.stores.base import (
     open_sqlite_readonly,
     sqlite_fingerprint,
 )
-from segue.stores.text import OUTPUT_KEEP, STEP_TEXT
+from segue.stores.text import OUTPUT_KEEP, STEP_TEXT, fast_paths
 from segue.stores.text import cap_bytes as cap_text
 
 RUNTIME = "opencode"
@@ -115,6 +115,14 @@ class OpencodeReader(Reader):
                 seen.add(key)
                 out.append(p)
         return out
+
+    def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
+        """A database session through the search-only walk (`opencode/search.py`) while fast paths are on."""
+        if session.locator.get("kind") == "db" and fast_paths(self.env):
+            from segue.stores.opencode.search import db_search_steps
+
+            return db_search_steps(session, stats)
+        return self.steps(session, stats)
 
     # ------------------------------------------------------------------------------------------ sources
 
