@@ -349,7 +349,7 @@ class SearchIndex:
             stats.removed = len(gone)
             last_commit = time.monotonic()
             if parallel is not None and len(todo) >= PARALLEL_MIN:
-                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel)
+                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known)
             else:
                 self._sids = {}
                 work = ((n, None) for n in range(len(todo)))
@@ -402,18 +402,19 @@ class SearchIndex:
         self._tighten()
         return stats
 
-    def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel
-                  ) -> Iterator[tuple[int, Prepared | None]]:
+    def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel,
+                  known: Mapping[tuple[str, str], object]) -> Iterator[tuple[int, Prepared | None]]:
         """Hand `todo` to `parallel` with each session's stored hashes; new sessions get their ids here, in
-        `todo` order (as the serial build's inserts would), in `self._sids`."""
+        `todo` order (as the serial build's inserts would), in `self._sids`. `known`: the sessions the index
+        held when the refresh began (a session not in it has no row to look up: a first build asks nothing)."""
         self._sids = {}
         nxt = (con.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0) + 1
 
         def tasks() -> Iterator[tuple[int, Session, bytes]]:
             nonlocal nxt
             for pos, (s, _key) in enumerate(todo):
-                row = con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
-                                  (s.runtime, s.id)).fetchone()
+                row = (con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
+                                   (s.runtime, s.id)).fetchone() if (s.runtime, s.id) in known else None)
                 if row is None:
                     self._sids[pos] = -nxt  # negative: not in the table yet
                     nxt += 1
