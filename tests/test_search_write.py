@@ -180,9 +180,9 @@ def _index(tmp_path: Path) -> SearchIndex:
 
 
 def _prepared(i: int, bad: bool = False) -> Prepared:
-    text = "alpha \ud800" if bad else f"alpha word{i}"  # a lone surrogate: SQLite refuses it when written
+    text = "beta \ud800" if bad else "beta"  # a lone surrogate: SQLite refuses it, after the first row went in
     return Prepared(hashes=b"\0" * 16, steps=2, diverged=0,
-                    rows=[(0, text, "request", None), (1, "beta", "command", 0)], title=f"t{i}")
+                    rows=[(0, f"alpha word{i}", "request", None), (1, text, "command", 0)], title=f"t{i}")
 
 
 def _whole(idx: SearchIndex) -> tuple[int, int]:
