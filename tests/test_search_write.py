@@ -51,6 +51,14 @@ def test_cleaned_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert I.cleaned("git status") == "git status" and called == ["git status"]
 
 
+def test_safe_text_replaces_exactly_the_lone_surrogates() -> None:
+    rng = random.Random(5)
+    alphabet = ["a", " ", "\ud800", "\udcff", "\U0001f600", "é", "日", "\x00", "\x7f", "\uffff"]
+    for _ in range(2000):
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        assert I.safe_text(t) == t.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 # -- redacting each distinct text once ---------------------------------------------------------------------------
 
 FOUND = "Tr0ub4dor&3xQ"  # found under a key in one text, bare in later ones (learned: a per-session memory)

@@ -705,6 +705,8 @@ def hide_markers(text: str) -> str:
 
 def safe_text(text: str) -> str:
     """Lone surrogates (JSON allows them; SQLite cannot store them) become U+FFFD."""
+    if text.isascii():  # no surrogate is ASCII: nothing to replace, without encoding a copy
+        return text
     try:
         text.encode("utf-8")
         return text
