@@ -12,7 +12,9 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
 - build:  the text index built from nothing in a fresh process (the listing cache already warm: the listing
           is issue 16's figure), with its peak memory (the writer's max RSS and each worker's VmHWM); paired and
           interleaved with the floor and with the serial reference build (SEGUE_SEARCH_WORKERS=0), medians of
-          --build-runs rounds; CPU is the whole process tree's (user + system, workers included);
+          --build-runs rounds; CPU is the whole process tree's (user + system, workers included), split into the
+          writer's (the process holding the index: freshness check, listing, writing) and the workers' (reading
+          and redacting);
 - query:  `segue search QUERY --json` as a whole CLI process on the warm index (median of --runs, per query);
 - phases: where a quick CLI query's time goes, in a fresh process per query: importing the quick path, the
           freshness check (the probe's replay: a stat of every store file and directory discovery looked at), the
@@ -89,7 +91,8 @@ print(json.dumps({"listing_s": listing, "build_s": build, "sessions": st.session
                   "writer_cpu_s": time.process_time() - c0, "workers": len(workers.PEAKS_MB),
                   # VmHWM, not ru_maxrss: Linux carries this bench's own high-water mark into a child's ru_maxrss
                   "max_rss_mb": int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024,
-                  "workers_max_rss_mb": max(workers.PEAKS_MB, default=0.0)}))
+                  "workers_max_rss_mb": max(workers.PEAKS_MB, default=0.0),
+                  "workers_cpu_s": sum(getattr(workers, "CPU_S", []))}))
 """
 
 _PHASES = r"""
@@ -233,8 +236,9 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
                        (f"build on every core ({build['workers']} workers)", builds)):
         w, c = med(rows, "build_s"), med(rows, "cpu_s")
         print(f"{name}: {w:.2f} s = {w / fw:.2f}x the floor (target <= 1.5x); CPU {c:.2f} s = {c / fc:.2f}x "
-              f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it; the whole process: start-up and warm listing "
-              f"included); writer max RSS {max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
+              f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it, the workers {med(rows, 'workers_cpu_s'):.2f} s; "
+              "the whole process: start-up and warm listing included); writer max RSS "
+              f"{max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
               f"{max(r['workers_max_rss_mb'] for r in rows):.0f} MB (target <= 100 MB)")
     print(f"  runs (wall s): floor {[round(f['seconds'], 2) for f in floors]}, serial "
           f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}")

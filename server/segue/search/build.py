@@ -6,18 +6,21 @@ The serial build (`SearchIndex._index_session`) streams the same computation str
 exists so that worker processes (segue.search.workers) can do the expensive part, reading and redacting, on
 every core while the one writer only writes. Both use `index._hash` and `index._doc`, and a test proves the
 index they build is the same row for row.
+
+`Distinct` lets a worker clean and redact each distinct text once: commands, paths and directories repeat
+across sessions, and their redaction is most of a worker's time after reading.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from segue.quote import clean
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from segue.model import ReadStats, Session, Step
+    from segue.redact import Redactor
 
 Row = tuple[int, str, str, "int | None"]  # (step index, indexed text, kind, exit code)
 
@@ -36,18 +39,19 @@ class Prepared:
 
 def shown_fields(s: Session, redact: Callable[[str, int], str]) -> tuple[str | None, str | None, str | None]:
     """(title, label, cwd) as the index stores them: cleaned and redacted."""
-    from segue.search.index import safe_text
+    from segue.search.index import cleaned, safe_text
 
-    title = redact(safe_text(clean(s.title)), 300) if s.title else None
-    label = title or (redact(safe_text(clean(s.first_request)), 300) if s.first_request else None)
-    cwd = redact(safe_text(clean(s.cwd)), 4096) if s.cwd else None
+    title = redact(safe_text(cleaned(s.title)), 300) if s.title else None
+    label = title or (redact(safe_text(cleaned(s.first_request)), 300) if s.first_request else None)
+    cwd = redact(safe_text(cleaned(s.cwd)), 4096) if s.cwd else None
     return title, label, cwd
 
 
 def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str, int], str],
-            stats: ReadStats | None = None) -> Prepared:
+            stats: ReadStats | None = None, text_of: Callable[[str, str], str | None] | None = None) -> Prepared:
     """Hash every step of `steps` (one pass), compare with the stored hashes `old`, and clean and redact the
-    steps from the first difference on. A store file gone midway ends the session where it could be read."""
+    steps from the first difference on. A store file gone midway ends the session where it could be read.
+    `text_of` is `index.indexed_text` with `redact` (`Distinct.session`'s, remembering distinct texts)."""
     from segue.search.index import MAX_STEPS, _doc, _hash
 
     n_old = len(old) // 8
@@ -67,7 +71,7 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
                     kept += 1
                     continue
                 diverged = i
-            doc = _doc(step, redact)
+            doc = _doc(step, redact, text_of)
             if doc is not None:
                 rows.append((i, *doc))
     except FileNotFoundError:
@@ -75,3 +79,81 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
     title, label, cwd = shown_fields(s, redact)
     return Prepared(hashes=bytes(hashes), steps=n, diverged=diverged, rows=rows, kept=kept, title=title,
                     label=label, cwd=cwd)
+
+
+MEMO_CHARS = 2_000_000  # characters of text remembered per process (then it starts over): a few MB
+MEMO_LONGEST = 4096  # longer texts are redacted every time (they rarely repeat; each would take a big share)
+_MISSING = object()
+
+
+def distinct_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_DISTINCT", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+class Distinct:
+    """Each distinct text of a build cleaned and redacted once per process, with the same result as redacting
+    it every time.
+
+    What the brief's redaction makes of a text depends on the text, its cap, the Redactor's exact values (one
+    Redactor for the whole build) and the values its session's Redactor has found so far (Redactor.scoped:
+    one memory per session). So a result is remembered only when that memory was empty before and is still
+    empty after (the text taught it nothing and nothing earlier could change it), and a remembered result is
+    used only while the session's memory is empty; once a session's Redactor has found a value, the rest of
+    that session is redacted text by text as before. A redaction that failed (withheld) is not remembered.
+    SEGUE_SEARCH_DISTINCT=0 switches it off."""
+
+    def __init__(self, redactor: Redactor, budget: int = MEMO_CHARS) -> None:
+        self.redactor = redactor
+        self.budget = budget
+        self._memo: dict[Hashable, Any] = {}
+        self._chars = 0
+        from segue.redact.common import WITHHELD
+
+        self.withheld = WITHHELD
+
+    def session(self) -> _Session:
+        return _Session(self, self.redactor.scoped())
+
+    def _store(self, key: Hashable, text: str, value: Any) -> None:
+        if len(text) > MEMO_LONGEST:
+            return
+        if self._chars + len(text) > self.budget:  # bounded: start over (what repeats comes back soon)
+            self._memo.clear()
+            self._chars = 0
+        self._memo[key] = value
+        self._chars += len(text)
+
+
+class _Session:
+    """One session's redaction (its own memory of found values), remembering through its `Distinct`."""
+
+    def __init__(self, distinct: Distinct, scoped: Redactor) -> None:
+        self._d = distinct
+        self._scoped = scoped
+        self._fresh = True  # the scoped Redactor has found no value yet (its memory only grows)
+
+    def _plain(self, text: str, cap: int) -> str:
+        return self._scoped.excerpt(text, cap)[0]
+
+    def redact(self, text: str, cap: int) -> str:
+        """Redactor.excerpt(text, cap)[0] of this session's Redactor."""
+        return self._through((cap, text), text, lambda: self._plain(text, cap))
+
+    def text_of(self, kind: str, text: str) -> str | None:
+        """index.indexed_text(kind, text, self's plain redaction)."""
+        from segue.search.index import indexed_text
+
+        return self._through((kind, text), text, lambda: indexed_text(kind, text, self._plain))
+
+    def _through(self, key: Hashable, text: str, compute: Callable[[], Any]) -> Any:
+        if not self._fresh:
+            return compute()
+        hit = self._d._memo.get(key, _MISSING)
+        if hit is not _MISSING:
+            return hit
+        out = compute()
+        if self._scoped.learned():  # this text taught the session a value: from here on, text by text
+            self._fresh = False
+        elif not (isinstance(out, str) and self._d.withheld in out):
+            self._d._store(key, text, out)
+        return out

@@ -38,6 +38,7 @@ import contextlib
 import fcntl
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -146,6 +147,7 @@ class SearchIndex:
         self._thread_lock = threading.RLock()
         self._held = 0
         self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
+        self._batch = _Batch()  # a build's new sessions not written yet
 
     # -- opening ------------------------------------------------------------------------------------------------
     def connection(self) -> sqlite3.Connection:
@@ -334,6 +336,12 @@ class SearchIndex:
         todo.sort(key=lambda t: t[0].sort_time, reverse=True)  # newest first: searchable soonest
         gone = [sid for k, (sid, _) in known.items() if k not in listed]
         con.execute("BEGIN IMMEDIATE")
+        # A session is written whole or not at all by the transaction, not by a savepoint per session: FTS5
+        # flushes its pending terms to a new segment at every savepoint (8,000 tiny segments merged again and
+        # again cost the 8k build ~0.8 s of the writer's CPU). A failure in the middle of a session rolls back
+        # to the last commit instead (at most COMMIT_EVERY of work); one between sessions keeps it all.
+        self._batch = _Batch()
+        midway = False
         try:
             for sid in gone:
                 con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (sid << STEP_BITS, _last(sid)))
@@ -341,7 +349,7 @@ class SearchIndex:
             stats.removed = len(gone)
             last_commit = time.monotonic()
             if parallel is not None and len(todo) >= PARALLEL_MIN:
-                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel)
+                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known)
             else:
                 self._sids = {}
                 work = ((n, None) for n in range(len(todo)))
@@ -352,46 +360,61 @@ class SearchIndex:
                     if progress is not None:
                         progress(n, len(todo))
                     s, key = todo[pos]
-                    con.execute("SAVEPOINT one")  # a session is written whole or not at all
-                    try:
-                        if prepared is None:
-                            self._index_session(con, s, key, steps_of, redact, stats, redacted_by,
-                                                self._sids.get(pos))
-                        else:
-                            self._write_prepared(con, s, key, self._sids[pos], prepared, stats, redacted_by)
-                    except BaseException:
-                        con.execute("ROLLBACK TO one")
-                        raise
-                    finally:
-                        con.execute("RELEASE one")
+                    midway = True
+                    if prepared is None:
+                        self._batch.flush(con)
+                        self._index_session(con, s, key, steps_of, redact, stats, redacted_by,
+                                            self._sids.get(pos))
+                    else:
+                        self._write_prepared(con, s, key, self._sids[pos], prepared, stats, redacted_by)
+                    midway = False
                     stats.indexed += 1
                     if time.monotonic() - last_commit > COMMIT_EVERY:
+                        midway = True
+                        self._batch.flush(con)
                         con.execute("COMMIT")
+                        midway = False
                         con.execute("BEGIN IMMEDIATE")
                         last_commit = time.monotonic()
+            midway = True
+            self._batch.flush(con)
             if sources is not None:
                 con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (sources_digest(sources),))
             con.execute("COMMIT")
+            midway = False
         except BaseException:
-            con.execute("COMMIT")  # what was indexed so far is consistent: keep it (sources stay old: not fresh)
+            if con.in_transaction:
+                if midway:  # a session half written: back to the last commit (the index is merely behind)
+                    con.execute("ROLLBACK")
+                else:  # what was indexed so far is consistent: keep it (sources stay old: not fresh)
+                    try:
+                        self._batch.flush(con)
+                        con.execute("COMMIT")
+                    except BaseException:
+                        if con.in_transaction:
+                            con.execute("ROLLBACK")
+                        raise
             raise
+        finally:
+            self._batch = _Batch()
         if progress is not None:
             progress(len(todo), len(todo))
         self._tighten()
         return stats
 
-    def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel
-                  ) -> Iterator[tuple[int, Prepared | None]]:
+    def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel,
+                  known: Mapping[tuple[str, str], object]) -> Iterator[tuple[int, Prepared | None]]:
         """Hand `todo` to `parallel` with each session's stored hashes; new sessions get their ids here, in
-        `todo` order (as the serial build's inserts would), in `self._sids`."""
+        `todo` order (as the serial build's inserts would), in `self._sids`. `known`: the sessions the index
+        held when the refresh began (a session not in it has no row to look up: a first build asks nothing)."""
         self._sids = {}
         nxt = (con.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0) + 1
 
         def tasks() -> Iterator[tuple[int, Session, bytes]]:
             nonlocal nxt
             for pos, (s, _key) in enumerate(todo):
-                row = con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
-                                  (s.runtime, s.id)).fetchone()
+                row = (con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
+                                   (s.runtime, s.id)).fetchone() if (s.runtime, s.id) in known else None)
                 if row is None:
                     self._sids[pos] = -nxt  # negative: not in the table yet
                     nxt += 1
@@ -405,15 +428,15 @@ class SearchIndex:
     def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
                         stats: RefreshStats, redacted_by: str) -> None:
         """Write what `build.prepare` computed, as `_index_session` would have written it."""
-        if sid < 0:  # a new session: one statement
+        if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
-            _insert(con, [((sid << STEP_BITS) + i, text, kind, code) for i, text, kind, code in p.rows])
-            con.execute("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
-                        "key, hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key,
-                         p.hashes, redacted_by))
+            base = sid << STEP_BITS
+            self._batch.add(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows],
+                            (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
+                             key, p.hashes, redacted_by))
             stats.steps_written += len(p.rows)
             return
+        self._batch.flush(con)  # an existing session's rows are deleted and rewritten in order
         old_by, old = con.execute("SELECT redacted_by, hashes FROM sessions WHERE sid = ?", (sid,)).fetchone()
         n_old = len(old) // 8
         base = sid << STEP_BITS
@@ -734,6 +757,33 @@ def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]
         con.executemany("INSERT INTO docs(rowid, text, kind, code) VALUES (?, ?, ?, ?)", rows)
 
 
+_INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
+                   "hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+class _Batch:
+    """New sessions' rows, written a few thousand at a time (one statement per table, not two per session).
+    Always flushed before a commit, so a session and its rows are committed together."""
+
+    def __init__(self) -> None:
+        self.docs: list[tuple[int, str, str, int | None]] = []
+        self.sessions: list[tuple[Any, ...]] = []
+
+    def add(self, con: sqlite3.Connection, docs: list[tuple[int, str, str, int | None]], session: tuple[Any, ...]
+            ) -> None:
+        self.docs += docs
+        self.sessions.append(session)
+        if len(self.docs) >= ROWS_PER_FLUSH:
+            self.flush(con)
+
+    def flush(self, con: sqlite3.Connection) -> None:
+        docs, sessions = self.docs, self.sessions
+        self.docs, self.sessions = [], []
+        _insert(con, docs)
+        if sessions:
+            con.executemany(_INSERT_SESSION, sessions)
+
+
 def _key(s: Session, shared_store: bool) -> str:
     """What the session looked like: unchanged key = nothing to read. A store shared by many sessions (a
     database) changes whenever any of them does, so those are keyed on the session's own update time."""
@@ -766,6 +816,8 @@ def hide_markers(text: str) -> str:
 
 def safe_text(text: str) -> str:
     """Lone surrogates (JSON allows them; SQLite cannot store them) become U+FFFD."""
+    if text.isascii():  # no surrogate is ASCII: nothing to replace, without encoding a copy
+        return text
     try:
         text.encode("utf-8")
         return text
@@ -780,18 +832,47 @@ def _hash(step: Step) -> bytes:
     return h.digest()
 
 
-def _doc(step: Step, redact: Callable[[str, int], str]) -> tuple[str, str, int | None] | None:
-    """(indexed text, kind, exit code) of a step a brief shows, or None for what search never holds."""
+# Every character quote.clean changes or removes: \r, NUL, the control characters it strips, and every escape
+# sequence begins with one of them (ESC, CSI and the 8-bit introducers are all in \x01-\x1f or \x7f-\x9f)
+_UNCLEAN_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def cleaned(text: str) -> str:
+    """quote.clean(text), skipped when the text holds none of the characters it acts on (an exact gate:
+    SEGUE_FAST_PATHS=0 or tests/test_search_write.py compare it with clean() itself)."""
+    return clean(text) if _UNCLEAN_RE.search(text) is not None or not _FAST_CLEAN else text
+
+
+_FAST_CLEAN = os.environ.get("SEGUE_FAST_PATHS", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _source(step: Step) -> tuple[str, str] | None:
+    """(kind as indexed, its raw text) of a step a brief shows, or None for what search never holds."""
     kind = step.kind
     if kind in ("request", "message", "command"):
-        text = step.text
-    elif kind == "edit":
-        kind, text = "file", step.path or step.text
-    else:  # tool calls and subagent tasks: not requests, messages, commands or files
-        return None
+        return kind, step.text
+    if kind == "edit":
+        return "file", step.path or step.text
+    return None  # tool calls and subagent tasks: not requests, messages, commands or files
+
+
+def indexed_text(kind: str, text: str, redact: Callable[[str, int], str]) -> str | None:
+    """The text as the index stores it (cleaned, redacted with the brief's cap, markers hidden), None if blank."""
     if not text or not text.strip():
         return None
-    red = hide_markers(redact(safe_text(clean(text)), CAPS[kind]))
-    if not red.strip():
+    red = hide_markers(redact(safe_text(cleaned(text)), CAPS[kind]))
+    return red if red.strip() else None
+
+
+def _doc(step: Step, redact: Callable[[str, int], str],
+         text_of: Callable[[str, str], str | None] | None = None) -> tuple[str, str, int | None] | None:
+    """(indexed text, kind, exit code) of a step a brief shows, or None for what search never holds.
+    `text_of(kind, text)` is `indexed_text` with `redact` (build.Distinct: each distinct text once)."""
+    src = _source(step)
+    if src is None:
+        return None
+    kind, text = src
+    red = indexed_text(kind, text, redact) if text_of is None else text_of(kind, text)
+    if red is None:
         return None
     return red, kind, step.exit_code if kind == "command" else None

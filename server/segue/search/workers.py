@@ -35,6 +35,7 @@ _LEN = struct.Struct("<Q")
 
 Task = tuple[int, Any, bytes]  # (position, Session, stored hashes)
 PEAKS_MB: list[float] = []  # each finished worker's peak memory (Linux), for the benchmark
+CPU_S: list[float] = []  # each finished worker's CPU seconds, user + system (Linux), for the benchmark
 
 
 def count(environ: Mapping[str, str] | None = None) -> int:
@@ -113,11 +114,23 @@ class _Worker:
             pass
         return None
 
+    def cpu_s(self) -> float | None:
+        """The worker's own CPU time so far (utime + stime of /proc/PID/stat)."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
     def stop(self, kill: bool = False) -> None:
         if not kill:
             peak = self.peak_mb()
             if peak is not None:
                 PEAKS_MB.append(peak)
+            cpu = self.cpu_s()
+            if cpu is not None:
+                CPU_S.append(cpu)
         try:
             if kill:
                 self.proc.kill()
@@ -194,10 +207,11 @@ def _worker_main() -> int:
     from segue.model import ReadStats
     from segue.redact import Redactor
     from segue.search import engine
-    from segue.search.build import prepare
+    from segue.search.build import Distinct, distinct_enabled, prepare
     from segue.stores.opencode import shared_connections
 
     redactor = Redactor(environ=environ)
+    distinct = Distinct(redactor) if distinct_enabled() else None
     tasks: queue.Queue[Task | None] = queue.Queue()
 
     def read_tasks() -> None:  # always drained, so the writer never blocks on a full pipe while we answer
@@ -214,13 +228,18 @@ def _worker_main() -> int:
             if task is None:
                 break
             pos, s, old = task
-            scoped = redactor.scoped()  # one memory of found values per session, as the serial build has
-
-            def redact(text: str, cap: int, scoped: Any = scoped) -> str:
-                return scoped.excerpt(text, cap)[0]
-
             try:
-                result = prepare(s, old, engine._steps(env, s, ReadStats()), redact)
+                # one memory of found values per session, as the serial build has
+                if distinct is not None:  # each distinct text redacted once (build.Distinct: the same result)
+                    one = distinct.session()
+                    result = prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of)
+                else:
+                    scoped = redactor.scoped()
+
+                    def redact(text: str, cap: int, scoped: Any = scoped) -> str:
+                        return scoped.excerpt(text, cap)[0]
+
+                    result = prepare(s, old, engine._steps(env, s, ReadStats()), redact)
             except Exception:
                 result = None  # the writer does this one itself and meets the error where it always would
             _send(out, (pos, result))
