@@ -156,8 +156,8 @@ class ListingCache:
                 return None
         return e[1]
 
-    def get(self, src: Source) -> tuple[list[Session], str | None] | None:
-        e = self.entries.get(f"{src.runtime}\0{src.path}")
+    def get(self, src: Source, key: str | None = None) -> tuple[list[Session], str | None] | None:
+        e = self.entries.get(key or f"{src.runtime}\0{src.path}")
         if e is None or e[0] != src.fingerprint:
             return None
         sessions = self._sessions(e)
@@ -296,8 +296,10 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             skipped.append(Skipped(runtime, "", f"could not look for sessions: {type(e).__name__}: {e}"))
             continue
         for src in sources:
-            seen_keys.add(f"{src.runtime}\0{src.path}")
-            entry = cache.get(src)
+            key = f"{src.runtime}\0{src.path}"
+            if key in cache.entries:  # only what the index holds can be pruned: a cold scan keeps no set
+                seen_keys.add(key)
+            entry = cache.get(src, key)
             if entry is None:
                 pending.setdefault(runtime, []).append(src)
                 continue
@@ -308,6 +310,9 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
                 _keep(found, s)
         if pool is not None and runtime in pending:
             pool.offer(runtime, [src for src in pending[runtime] if not fast or cache.previous(src) is None])
+    # before any source is read, so what this scan puts is never taken for a source that went away
+    cache.prune(runtimes, seen_keys)
+    seen_keys.clear()
     to_read = {rt: len(v) for rt, v in pending.items()}
     if progress is not None:
         for rt in readers:
@@ -329,7 +334,6 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             if probe.active():  # a fresh reader: what a summary memoised of live processes was not observed
                 reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
-    cache.prune(runtimes, seen_keys)
     cache.save()
     listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations)
     _count_subagents(listing.sessions)
@@ -386,6 +390,8 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
                 raise Cancelled()
             yield (src, *_summarize(readers[runtime], src, fast, previous), None)
     if pool is not None and pool.started:
+        pending.clear()  # the pool holds them now, and lets each task's go once its results are in
+        rest.clear()
         yield from pool.results()  # every source in `rest`: the pool was offered each runtime's
         pool.close()
         return
@@ -448,16 +454,20 @@ class _Workers:
 
                 # fork: workers inherit the imported readers, so they start in milliseconds. Only the CLI asks
                 # for this; it has no other threads, which is what makes fork safe.
-                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"))
+                # The env goes to each worker once (it holds the whole environment: a copy in every task
+                # would be pickled and queued hundreds of times), the tasks carry only their sources.
+                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"),
+                                                initializer=_worker_init, initargs=(self.env, self.fast))
             for i in order:
                 runtime, sources = self.tasks[i]
-                self.futures[i] = self.pool.submit(_summarize_chunk, (runtime, self.env, sources, self.fast))
+                self.futures[i] = self.pool.submit(_summarize_chunk, runtime, sources)
         except (OSError, RuntimeError, ImportError):
             self.broken = True  # no worker processes here: what is not submitted is read in this process
 
     def results(self) -> Iterator[Summary]:
         readers: dict[str, Reader] = {}
         for i, (runtime, sources) in enumerate(self.tasks):
+            self.tasks[i] = (runtime, [])  # nothing keeps a task's sources once its results are taken
             future = self.futures.pop(i, None)
             try:
                 if future is None:
@@ -510,9 +520,16 @@ def _size_of(src: Source) -> int:
     return fp[0] if isinstance(fp, tuple) and fp and isinstance(fp[0], int) else 0
 
 
-def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[tuple[bytes, str | None, Any]]:
+_worker: dict[str, Any] = {}  # in a worker process: its env and fast-path switch (`_worker_init`)
+
+
+def _worker_init(env: Env, fast: bool) -> None:
+    _worker["env"], _worker["fast"] = env, fast
+
+
+def _summarize_chunk(runtime: str, sources: list[Source]) -> list[tuple[bytes, str | None, Any]]:
     """In a worker: each source's (sessions blob, error, reader state), summaries primed and redacted."""
-    runtime, env, sources, fast = args
+    env, fast = _worker["env"], _worker["fast"]
     reader = reader_for(runtime, env)
     out = []
     for src in sources:
