@@ -17,10 +17,13 @@ Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, incl
 modules added, see below):
   meta(key PRIMARY KEY, value)                      schema version and the Python version (marshal format)
   sources(key PRIMARY KEY, runtime, path, fingerprint BLOB, error, state BLOB, sessions BLOB)
-      one row per source; `sessions` is the list of its sessions' `Session.to_cache()` dicts in one marshal
-      blob (a warm listing reads one row per source, and a database source of thousands of sessions is
-      rewritten as one value when a few of them changed); `state` is the reader's own record of what it
-      read (`summarize_delta`: e.g. a key per database row), NULL for readers without one.
+      one row per source; `sessions` is its sessions' `Session.to_cache()` dicts in one marshal blob (a warm
+      listing reads one row per source, and a database source of thousands of sessions is rewritten as one
+      value when a few of them changed), as (field names, rows): each session the tuple of its values in
+      the order of those names, or its dict when its fields differ. A listing revives a session from its
+      tuple without building a dict of it first, so a database's thousands of sessions never exist twice
+      (dicts and sessions) while they are revived. `state` is the reader's own record of what it read
+      (`summarize_delta`: e.g. a key per database row), NULL for readers without one.
 A module may add its own tables to this file, guarded by its own `meta` key; it hooks `on_replace` (called
 inside the write transaction with the source keys being replaced or pruned) to change them atomically with
 the summaries.
@@ -40,7 +43,9 @@ from typing import Any
 from segue.model import Session
 from segue.paths import StateDir
 
-SCHEMA = 3  # 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source
+# 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source;
+# 4: the sessions blob as (field names, rows of values)
+SCHEMA = 4
 VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_MS = 2000
 FILE = "index.sqlite"
@@ -151,17 +156,51 @@ def load(state: StateDir) -> dict[str, list[Any]]:
         conn.close()
 
 
-def sessions_of(blob: bytes) -> list[dict[str, Any]]:
-    """A source's sessions as stored (`Session.to_cache()` dicts); ValueError/EOFError/TypeError if damaged."""
+Rows = tuple[tuple[str, ...], list[Any]]  # (field names, [a tuple of values in their order, or a dict])
+
+
+def rows_of(blob: bytes) -> Rows:
+    """A source's sessions blob as stored (field names, rows); ValueError/EOFError/TypeError if damaged."""
     out = marshal.loads(blob)
-    if not isinstance(out, list):
-        raise TypeError("not a list of sessions")
+    if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], tuple) and isinstance(out[1], list)):
+        raise TypeError("not a sessions blob")
     return out
 
 
+def sessions_of(blob: bytes) -> list[dict[str, Any]]:
+    """A source's sessions as stored (`Session.to_cache()` dicts); ValueError/EOFError/TypeError if damaged."""
+    names, rows = rows_of(blob)
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        if isinstance(r, tuple):
+            out.append(dict(zip(names, r, strict=True)))
+        elif isinstance(r, dict):
+            out.append(r)
+        else:
+            raise TypeError("not a session")
+    return out
+
+
+# Values many sessions share (a project's directory, a model, a branch): interned before encoding, so each is
+# one string in the blob and, as marshal interns it again on loading, one string in a listing of every source.
+_SHARED = ("cwd", "model", "branch")
+
+
 def encode_sessions(sessions: Iterable[Session | dict[str, Any]]) -> bytes:
-    """A source's sessions blob (the inverse of `sessions_of`)."""
-    return marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+    """A source's sessions blob (the inverse of `sessions_of`): rows under the first session's field names."""
+    names: tuple[str, ...] | None = None
+    rows: list[Any] = []
+    intern = sys.intern
+    for s in sessions:
+        d = s.to_cache() if isinstance(s, Session) else dict(s)
+        for k in _SHARED:
+            v = d.get(k)
+            if type(v) is str:
+                d[k] = intern(v)
+        if names is None:
+            names = tuple(d)
+        rows.append(tuple(d.values()) if tuple(d) == names else d)
+    return marshal.dumps((names or (), rows))
 
 
 def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:

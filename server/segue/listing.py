@@ -151,7 +151,7 @@ class ListingCache:
     def _sessions(self, e: list[Any]) -> list[Session] | None:
         if isinstance(e[1], bytes):
             try:
-                e[1] = [_revive(d) for d in index.sessions_of(e[1])]
+                e[1] = revive_all(e[1])
             except Exception:
                 return None
         return e[1]
@@ -240,6 +240,31 @@ class ListingCache:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
+
+
+def revive_all(blob: bytes) -> list[Session]:
+    """A source's sessions from its index blob (`index.rows_of`): each straight from its row of values (no
+    dict of it built first: a database's thousands of sessions would otherwise exist twice at once)."""
+    names, rows = index.rows_of(blob)
+    fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
+    problems = names.index("problems") if fast else -1
+    out: list[Session] = []
+    for r in rows:
+        if isinstance(r, dict):
+            out.append(_revive(r))
+            continue
+        if not isinstance(r, tuple) or len(r) != len(names):
+            raise TypeError("not a session")
+        if not fast or not isinstance(r[problems], list):
+            out.append(Session.from_cache(dict(zip(names, r, strict=True))))
+            continue
+        s = object.__new__(Session)
+        s.runtime = r[0]  # the first attribute set makes the instance dict a key-sharing one
+        vars(s).update(zip(names, r, strict=True))
+        cont = s.continues
+        s.continues = Continues(**cont) if cont else None
+        out.append(s)
+    return out
 
 
 def _revive(d: dict[str, Any]) -> Session:
@@ -480,7 +505,7 @@ class _Workers:
                     yield (src, *_summarize(reader, src, self.fast), None)
                 continue
             for src, (blob, error, state) in zip(sources, results, strict=True):
-                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state, blob
+                yield src, revive_all(blob), error, state, blob
 
     def close(self) -> None:
         if self.pool is not None:
