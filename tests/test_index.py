@@ -210,3 +210,24 @@ def test_sessions_blob_rows_revive_the_sessions_they_were_encoded_from() -> None
             revive_all(bad)
         with pytest.raises((TypeError, ValueError)):
             index.sessions_of(bad)
+
+
+def test_stream_writes_batched_rows_all_at_once_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """A stream's rows go to SQLite in batches inside its one transaction: `finish` commits every row put
+    (the last, partial batch included), `abort` leaves none of them, not even batches already written."""
+    monkeypatch.setattr(index.Stream, "BATCH", 2)
+    blob = index.encode_sessions(_entry("s-1", 1)[1])
+    state = StateDir(tmp_path / "a")
+    st = index.stream(state)
+    assert st is not None
+    for k in range(5):
+        st.put(f"claude\0/src{k}", ((1, k),), None, None, blob)
+    assert st.finish({}, [])
+    assert sorted(index.load(state)) == [f"claude\0/src{k}" for k in range(5)]
+    st = index.stream(state)
+    assert st is not None
+    for k in range(5, 10):
+        st.put(f"claude\0/src{k}", ((1, k),), None, None, blob)
+    st.abort()
+    assert sorted(index.load(state)) == [f"claude\0/src{k}" for k in range(5)]

@@ -258,22 +258,39 @@ class Stream:
     Readers are never blocked (WAL); another writer waits for the commit (up to `BUSY_MS`, then it keeps
     its results in memory, as always)."""
 
+    BATCH = 64  # rows per executemany: one statement step per row, not one Python call into SQLite per row
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn: sqlite3.Connection | None = conn
         self.keys: list[str] = []
+        self._rows: list[tuple[Any, ...]] = []
 
     def put(self, key: str, fp: Any, error: str | None, st: Any, blob: bytes) -> None:
         assert self.conn is not None
         runtime, _, path = key.partition("\0")
-        self.conn.execute(_INSERT, (key, runtime, path, marshal.dumps(fp), error,
-                                    marshal.dumps(st) if st is not None else None, blob))
+        self._rows.append((key, runtime, path, marshal.dumps(fp), error,
+                           marshal.dumps(st) if st is not None else None, blob))
         self.keys.append(key)
+        if len(self._rows) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows put so far (still inside the open transaction)."""
+        rows, self._rows = self._rows, []
+        if rows and self.conn is not None:
+            self.conn.executemany(_INSERT, rows)
 
     def finish(self, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
         """Commit everything; False (rolled back) when that failed."""
-        conn, self.conn = self.conn, None
-        if conn is None:
+        if self.conn is None:
             return False
+        try:
+            self.flush()
+        except sqlite3.Error:
+            self.abort()
+            return False
+        conn, self.conn = self.conn, None
+        assert conn is not None
         try:
             _finish(conn, self.keys, changed, list(removed))
             return True
@@ -285,6 +302,7 @@ class Stream:
             conn.close()
 
     def abort(self) -> None:
+        self._rows = []
         conn, self.conn = self.conn, None
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -300,6 +318,9 @@ def stream(state: StateDir) -> Stream | None:
     except IndexUnavailable:
         return None
     try:
+        # a cold scan writes every source in this one transaction: a small page cache spills its pages to the
+        # WAL as it goes (written there anyway) instead of holding megabytes of them until the commit
+        conn.execute("PRAGMA cache_size=-512")
         conn.execute("PRAGMA busy_timeout=0")
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
