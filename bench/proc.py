@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -36,6 +36,10 @@ class Run:
     rc: int
     stdout: bytes = b""
     stderr: str = ""
+    # sampled from /proc while they ran (`_Processes`): the child's own peak RSS (MB; `rss_mb` is the highest
+    # of it and its children's, as wait4 reports it) and that of every process it started (its workers)
+    main_rss_mb: float = float("nan")
+    workers_rss_mb: list[float] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         d = asdict(self)
@@ -56,6 +60,50 @@ def _io(pid: int) -> dict[str, int]:
     return out
 
 
+class _Processes:
+    """Samples the peak RSS (`VmHWM`) of a process and of every descendant while they run: wait4's
+    `ru_maxrss` is the highest of the child's and of the children it reaped (its workers), so it does not say
+    which process it was. VmHWM only grows, so the last sample of a process is its peak up to the last few
+    milliseconds of its life (in which a pool's worker only waits for its shutdown)."""
+
+    INTERVAL = 0.005
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peaks: dict[int, int] = {}  # pid: kB
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _children(self, pid: int) -> list[int]:
+        out: list[int] = []
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    out += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            pass
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.INTERVAL):
+            todo = [self.pid]
+            while todo:
+                c = todo.pop()
+                kb = status_kb(c)
+                if kb is not None and kb > self.peaks.get(c, 0):
+                    self.peaks[c] = kb
+                todo += self._children(c)
+
+    def stop(self) -> tuple[float, list[float]]:
+        """(the process's own peak, its descendants' peaks) in MB."""
+        self._stop.set()
+        self._thread.join()
+        main = self.peaks.pop(self.pid, None)
+        return (main * 1024 / 1e6 if main else float("nan"),
+                [kb * 1024 / 1e6 for _, kb in sorted(self.peaks.items())])
+
+
 def run_direct(argv: Sequence[str], env: Mapping[str, str], stdout_path: str, *, cwd: str | None = None,
                timeout: float = 1800) -> Run:
     """Run one process to completion and measure it; its stdout goes to `stdout_path`."""
@@ -64,16 +112,19 @@ def run_direct(argv: Sequence[str], env: Mapping[str, str], stdout_path: str, *,
         p = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         watchdog = threading.Timer(timeout, p.kill)  # a hung child must not hang the benchmark
         watchdog.start()
+        sampled = _Processes(p.pid)
         os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
         wall = time.perf_counter() - t0
         watchdog.cancel()
+        main_rss, workers = sampled.stop()
         io = _io(p.pid)
         _, status, ru = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read()[-8000:].decode("utf-8", "replace")
     return Run(wall=wall, cpu=ru.ru_utime + ru.ru_stime, rss_mb=ru.ru_maxrss * 1024 / 1e6,
-               rchar=io.get("rchar", -1), read_bytes=io.get("read_bytes", -1), rc=p.returncode, stderr=stderr)
+               rchar=io.get("rchar", -1), read_bytes=io.get("read_bytes", -1), rc=p.returncode, stderr=stderr,
+               main_rss_mb=main_rss, workers_rss_mb=workers)
 
 
 class Spawner:

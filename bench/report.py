@@ -28,9 +28,23 @@ class Figure:
 
     @classmethod
     def from_runs(cls, key: str, label: str, runs: list[Run], notes: list[str] | None = None) -> Figure:
-        return cls(key, label, median([r.wall for r in runs]), cpu=median([r.cpu for r in runs]),
-                   rss_mb=max((r.rss_mb for r in runs), default=float("nan")), runs=[r.summary() for r in runs],
-                   notes=notes or [])
+        fig = cls(key, label, median([r.wall for r in runs]), cpu=median([r.cpu for r in runs]),
+                  rss_mb=max((r.rss_mb for r in runs), default=float("nan")), runs=[r.summary() for r in runs],
+                  notes=notes or [])
+        workers = [w for r in runs for w in r.workers_rss_mb]
+        if workers:  # a process that started others (a cold list's workers): each one's peak, not only the highest
+            fig.extra["main_peak_rss_mb"] = round(max(r.main_rss_mb for r in runs), 1)
+            fig.extra["worker_peak_rss_mb"] = round(max(workers), 1)
+            fig.extra["workers_per_run"] = max(len(r.workers_rss_mb) for r in runs)
+        return fig
+
+    def processes(self) -> str:
+        """'main X MB, workers ≤ Y MB (N)' for a figure whose process started workers, else ''."""
+        e = self.extra
+        if "worker_peak_rss_mb" not in e:
+            return ""
+        return (f"main {e['main_peak_rss_mb']:.1f} MB, {e['workers_per_run']} workers ≤ "
+                f"{e['worker_peak_rss_mb']:.1f} MB")
 
     @classmethod
     def from_times(cls, key: str, label: str, times: list[float], rss_mb: float | None) -> Figure:

@@ -99,8 +99,9 @@ class Bench:
                     notes.append(f"run {i}: {msg}")
             results.append(r)
         fig = Figure.from_runs(key, label, results, notes)
-        log(f"{label}: {fig.wall:.3f} s median (cpu {fig.cpu:.3f} s, {fig.rss_mb:.1f} MB)"
-            + (f"  !! {notes[0]}" if notes else ""))
+        procs = fig.processes()
+        log(f"{label}: {fig.wall:.3f} s median (cpu {fig.cpu:.3f} s, {fig.rss_mb:.1f} MB"
+            + (f": {procs}" if procs else "") + ")" + (f"  !! {notes[0]}" if notes else ""))
         return fig
 
     def verify_list(self, r: Run) -> str | None:

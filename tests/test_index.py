@@ -174,3 +174,60 @@ def test_the_index_is_private(tmp_path: Path) -> None:
     assert index.save(state, {"claude\0/a": _entry("a", 1)}, [])
     assert os.stat(state.cache).st_mode & 0o777 == 0o700
     assert os.stat(index.path_of(state)).st_mode & 0o777 == 0o600
+
+
+def test_sessions_blob_rows_revive_the_sessions_they_were_encoded_from() -> None:
+    """A source's sessions are stored as rows of values under one tuple of field names; a session with other
+    fields (an attribute a reader added, one missing) keeps its own dict. Reviving the rows gives back every
+    session as `Session.from_cache` of its dict would, and a blob of another form is refused (rebuilt)."""
+    import marshal
+
+    from segue.listing import revive_all
+    from segue.model import Continues
+
+    a = Session(runtime="claude", id="a", store_path="/s/a", first_request="ask", cwd="/w/p", model="m",
+                updated_at=1000.5, problems=["odd line"], continues=Continues("codex", "x1"))
+    a.prime()
+    b = Session(runtime="claude", id="b", store_path="/s/b", cwd="/w/p", model="m", locator={"priority": 2})
+    b.prime()
+    c = Session(runtime="claude", id="c", store_path="/s/c")
+    c.__dict__["extra"] = 1  # fields of its own: stored as its dict
+    d = Session(runtime="claude", id="d", store_path="/s/d")
+    del d.__dict__["model"]  # one missing: its dict too
+    sessions = [a, b, c, d]
+    blob = index.encode_sessions(sessions)
+    names, rows = index.rows_of(blob)
+    assert names[0] == "runtime" and [type(r) for r in rows] == [tuple, tuple, dict, dict]
+    assert index.sessions_of(blob) == [s.to_cache() for s in sessions]
+    revived = revive_all(blob)
+    assert [vars(s) for s in revived] == [vars(Session.from_cache(s.to_cache())) for s in sessions]
+    assert [s.to_json() for s in revived] == [Session.from_cache(s.to_cache()).to_json() for s in sessions]
+    assert revived[0].cwd is revived[1].cwd  # shared values are one string
+    assert index.encode_sessions([]) and revive_all(index.encode_sessions([])) == []
+    for bad in (marshal.dumps([a.to_cache()]), marshal.dumps((("runtime",), [1])),
+                marshal.dumps((("runtime", "id"), [("claude",)]))):
+        with pytest.raises((TypeError, ValueError)):
+            revive_all(bad)
+        with pytest.raises((TypeError, ValueError)):
+            index.sessions_of(bad)
+
+
+def test_stream_writes_batched_rows_all_at_once_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """A stream's rows go to SQLite in batches inside its one transaction: `finish` commits every row put
+    (the last, partial batch included), `abort` leaves none of them, not even batches already written."""
+    monkeypatch.setattr(index.Stream, "BATCH", 2)
+    blob = index.encode_sessions(_entry("s-1", 1)[1])
+    state = StateDir(tmp_path / "a")
+    st = index.stream(state)
+    assert st is not None
+    for k in range(5):
+        st.put(f"claude\0/src{k}", ((1, k),), None, None, blob)
+    assert st.finish({}, [])
+    assert sorted(index.load(state)) == [f"claude\0/src{k}" for k in range(5)]
+    st = index.stream(state)
+    assert st is not None
+    for k in range(5, 10):
+        st.put(f"claude\0/src{k}", ((1, k),), None, None, blob)
+    st.abort()
+    assert sorted(index.load(state)) == [f"claude\0/src{k}" for k in range(5)]

@@ -207,10 +207,10 @@ def test_parallel_scan_hands_big_sources_out_first_and_keeps_source_order(
 
     real_submit = concurrent.futures.ProcessPoolExecutor.submit
 
-    def submit(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: tuple[str, Env, list[Source], bool]
+    def submit(self: concurrent.futures.ProcessPoolExecutor, fn: object, runtime: str, sources: list[Source]
                ) -> concurrent.futures.Future[object]:
-        submitted.append([os.path.basename(s.path) for s in args[2]])
-        return real_submit(self, fn, args)
+        submitted.append([os.path.basename(s.path) for s in sources])
+        return real_submit(self, fn, runtime, sources)
 
     monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", submit)
     env = Env(home=tmp_path / "home")
@@ -244,11 +244,11 @@ def test_parallel_scan_without_worker_processes_reads_in_this_process(
     calls = {"n": 0}
     real_submit = concurrent.futures.ProcessPoolExecutor.submit
 
-    def dying(self: concurrent.futures.ProcessPoolExecutor, fn: object, args: object) -> object:
+    def dying(self: concurrent.futures.ProcessPoolExecutor, fn: object, *args: object) -> object:
         calls["n"] += 1
         if calls["n"] > 3:  # the first tasks reach a worker, then the pool is broken
             raise BrokenProcessPool("a worker died")
-        return real_submit(self, fn, args)
+        return real_submit(self, fn, *args)
 
     monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "submit", dying)
     dir_reader.reads = []

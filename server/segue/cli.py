@@ -287,7 +287,9 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
             # compact, each item encoded as stdout would (bytes: one wide character would make a str of the
             # whole listing four bytes a character), and no dict of every session held at once
             enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
-            out = (json.dumps(page.session_json(s), ensure_ascii=False).encode(enc, errors) for s in page.sessions)
+            # one encoder for every item (json.dumps with a non-default option builds a new one per call)
+            dumps = json.JSONEncoder(ensure_ascii=False).encode
+            out = (dumps(page.session_json(s)).encode(enc, errors) for s in page.sessions)
         else:
             out = "[" + ",".join(json.dumps(item, ensure_ascii=False) for item in page.sessions_json()) + "]\n"
     elif page.sessions:

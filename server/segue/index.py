@@ -17,10 +17,13 @@ Schema (version `SCHEMA` in `meta`; any other version rebuilds every table, incl
 modules added, see below):
   meta(key PRIMARY KEY, value)                      schema version and the Python version (marshal format)
   sources(key PRIMARY KEY, runtime, path, fingerprint BLOB, error, state BLOB, sessions BLOB)
-      one row per source; `sessions` is the list of its sessions' `Session.to_cache()` dicts in one marshal
-      blob (a warm listing reads one row per source, and a database source of thousands of sessions is
-      rewritten as one value when a few of them changed); `state` is the reader's own record of what it
-      read (`summarize_delta`: e.g. a key per database row), NULL for readers without one.
+      one row per source; `sessions` is its sessions' `Session.to_cache()` dicts in one marshal blob (a warm
+      listing reads one row per source, and a database source of thousands of sessions is rewritten as one
+      value when a few of them changed), as (field names, rows): each session the tuple of its values in
+      the order of those names, or its dict when its fields differ. A listing revives a session from its
+      tuple without building a dict of it first, so a database's thousands of sessions never exist twice
+      (dicts and sessions) while they are revived. `state` is the reader's own record of what it read
+      (`summarize_delta`: e.g. a key per database row), NULL for readers without one.
 A module may add its own tables to this file, guarded by its own `meta` key; it hooks `on_replace` (called
 inside the write transaction with the source keys being replaced or pruned) to change them atomically with
 the summaries.
@@ -40,7 +43,9 @@ from typing import Any
 from segue.model import Session
 from segue.paths import StateDir
 
-SCHEMA = 3  # 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source
+# 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source;
+# 4: the sessions blob as (field names, rows of values)
+SCHEMA = 4
 VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
 BUSY_MS = 2000
 FILE = "index.sqlite"
@@ -151,17 +156,51 @@ def load(state: StateDir) -> dict[str, list[Any]]:
         conn.close()
 
 
-def sessions_of(blob: bytes) -> list[dict[str, Any]]:
-    """A source's sessions as stored (`Session.to_cache()` dicts); ValueError/EOFError/TypeError if damaged."""
+Rows = tuple[tuple[str, ...], list[Any]]  # (field names, [a tuple of values in their order, or a dict])
+
+
+def rows_of(blob: bytes) -> Rows:
+    """A source's sessions blob as stored (field names, rows); ValueError/EOFError/TypeError if damaged."""
     out = marshal.loads(blob)
-    if not isinstance(out, list):
-        raise TypeError("not a list of sessions")
+    if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[0], tuple) and isinstance(out[1], list)):
+        raise TypeError("not a sessions blob")
     return out
 
 
+def sessions_of(blob: bytes) -> list[dict[str, Any]]:
+    """A source's sessions as stored (`Session.to_cache()` dicts); ValueError/EOFError/TypeError if damaged."""
+    names, rows = rows_of(blob)
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        if isinstance(r, tuple):
+            out.append(dict(zip(names, r, strict=True)))
+        elif isinstance(r, dict):
+            out.append(r)
+        else:
+            raise TypeError("not a session")
+    return out
+
+
+# Values many sessions share (a project's directory, a model, a branch): interned before encoding, so each is
+# one string in the blob and, as marshal interns it again on loading, one string in a listing of every source.
+_SHARED = ("cwd", "model", "branch")
+
+
 def encode_sessions(sessions: Iterable[Session | dict[str, Any]]) -> bytes:
-    """A source's sessions blob (the inverse of `sessions_of`)."""
-    return marshal.dumps([s.to_cache() if isinstance(s, Session) else s for s in sessions])
+    """A source's sessions blob (the inverse of `sessions_of`): rows under the first session's field names."""
+    names: tuple[str, ...] | None = None
+    rows: list[Any] = []
+    intern = sys.intern
+    for s in sessions:
+        d = s.to_cache() if isinstance(s, Session) else dict(s)
+        for k in _SHARED:
+            v = d.get(k)
+            if type(v) is str:
+                d[k] = intern(v)
+        if names is None:
+            names = tuple(d)
+        rows.append(tuple(d.values()) if tuple(d) == names else d)
+    return marshal.dumps((names or (), rows))
 
 
 def save(state: StateDir, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
@@ -219,22 +258,39 @@ class Stream:
     Readers are never blocked (WAL); another writer waits for the commit (up to `BUSY_MS`, then it keeps
     its results in memory, as always)."""
 
+    BATCH = 64  # rows per executemany: one statement step per row, not one Python call into SQLite per row
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn: sqlite3.Connection | None = conn
         self.keys: list[str] = []
+        self._rows: list[tuple[Any, ...]] = []
 
     def put(self, key: str, fp: Any, error: str | None, st: Any, blob: bytes) -> None:
         assert self.conn is not None
         runtime, _, path = key.partition("\0")
-        self.conn.execute(_INSERT, (key, runtime, path, marshal.dumps(fp), error,
-                                    marshal.dumps(st) if st is not None else None, blob))
+        self._rows.append((key, runtime, path, marshal.dumps(fp), error,
+                           marshal.dumps(st) if st is not None else None, blob))
         self.keys.append(key)
+        if len(self._rows) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the rows put so far (still inside the open transaction)."""
+        rows, self._rows = self._rows, []
+        if rows and self.conn is not None:
+            self.conn.executemany(_INSERT, rows)
 
     def finish(self, changed: dict[str, list[Any]], removed: Iterable[str]) -> bool:
         """Commit everything; False (rolled back) when that failed."""
-        conn, self.conn = self.conn, None
-        if conn is None:
+        if self.conn is None:
             return False
+        try:
+            self.flush()
+        except sqlite3.Error:
+            self.abort()
+            return False
+        conn, self.conn = self.conn, None
+        assert conn is not None
         try:
             _finish(conn, self.keys, changed, list(removed))
             return True
@@ -246,6 +302,7 @@ class Stream:
             conn.close()
 
     def abort(self) -> None:
+        self._rows = []
         conn, self.conn = self.conn, None
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
@@ -261,6 +318,9 @@ def stream(state: StateDir) -> Stream | None:
     except IndexUnavailable:
         return None
     try:
+        # a cold scan writes every source in this one transaction: a small page cache spills its pages to the
+        # WAL as it goes (written there anyway) instead of holding megabytes of them until the commit
+        conn.execute("PRAGMA cache_size=-512")
         conn.execute("PRAGMA busy_timeout=0")
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")

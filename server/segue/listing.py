@@ -151,13 +151,13 @@ class ListingCache:
     def _sessions(self, e: list[Any]) -> list[Session] | None:
         if isinstance(e[1], bytes):
             try:
-                e[1] = [_revive(d) for d in index.sessions_of(e[1])]
+                e[1] = revive_all(e[1])
             except Exception:
                 return None
         return e[1]
 
-    def get(self, src: Source) -> tuple[list[Session], str | None] | None:
-        e = self.entries.get(f"{src.runtime}\0{src.path}")
+    def get(self, src: Source, key: str | None = None) -> tuple[list[Session], str | None] | None:
+        e = self.entries.get(key or f"{src.runtime}\0{src.path}")
         if e is None or e[0] != src.fingerprint:
             return None
         sessions = self._sessions(e)
@@ -242,6 +242,31 @@ class ListingCache:
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
 
 
+def revive_all(blob: bytes) -> list[Session]:
+    """A source's sessions from its index blob (`index.rows_of`): each straight from its row of values (no
+    dict of it built first: a database's thousands of sessions would otherwise exist twice at once)."""
+    names, rows = index.rows_of(blob)
+    fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
+    problems = names.index("problems") if fast else -1
+    out: list[Session] = []
+    for r in rows:
+        if isinstance(r, dict):
+            out.append(_revive(r))
+            continue
+        if not isinstance(r, tuple) or len(r) != len(names):
+            raise TypeError("not a session")
+        if not fast or not isinstance(r[problems], list):
+            out.append(Session.from_cache(dict(zip(names, r, strict=True))))
+            continue
+        s = object.__new__(Session)
+        s.runtime = r[0]  # the first attribute set makes the instance dict a key-sharing one
+        vars(s).update(zip(names, r, strict=True))
+        cont = s.continues
+        s.continues = Continues(**cont) if cont else None
+        out.append(s)
+    return out
+
+
 def _revive(d: dict[str, Any]) -> Session:
     """`Session.from_cache` for a dict fresh from the index that has every field: its items become the
     session's attributes (memoised ISO times included) in a key-sharing instance dict (a third of a plain
@@ -297,8 +322,10 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             skipped.append(Skipped(runtime, "", f"could not look for sessions: {type(e).__name__}: {e}"))
             continue
         for src in sources:
-            seen_keys.add(f"{src.runtime}\0{src.path}")
-            entry = cache.get(src)
+            key = f"{src.runtime}\0{src.path}"
+            if key in cache.entries:  # only what the index holds can be pruned: a cold scan keeps no set
+                seen_keys.add(key)
+            entry = cache.get(src, key)
             if entry is None:
                 pending.setdefault(runtime, []).append(src)
                 continue
@@ -309,6 +336,9 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
                 _keep(found, s)
         if pool is not None and runtime in pending:
             pool.offer(runtime, [src for src in pending[runtime] if not fast or cache.previous(src) is None])
+    # before any source is read, so what this scan puts is never taken for a source that went away
+    cache.prune(runtimes, seen_keys)
+    seen_keys.clear()
     to_read = {rt: len(v) for rt, v in pending.items()}
     if progress is not None:
         for rt in readers:
@@ -331,7 +361,6 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             if probe.active():  # a fresh reader: what a summary memoised of live processes was not observed
                 reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
-    cache.prune(runtimes, seen_keys)
     cache.save()
     listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations)
     _count_subagents(listing.sessions)
@@ -388,6 +417,8 @@ def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]],
                 raise Cancelled()
             yield (src, *_summarize(readers[runtime], src, fast, previous), None)
     if pool is not None and pool.started:
+        pending.clear()  # the pool holds them now, and lets each task's go once its results are in
+        rest.clear()
         yield from pool.results()  # every source in `rest`: the pool was offered each runtime's
         pool.close()
         return
@@ -453,16 +484,20 @@ class _Workers:
                 from segue.redact.summary import prepare_for_workers
 
                 prepare_for_workers()  # the redactor, imported and warmed once, is inherited too
-                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"))
+                # The env goes to each worker once (it holds the whole environment: a copy in every task
+                # would be pickled and queued hundreds of times), the tasks carry only their sources.
+                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("fork"),
+                                                initializer=_worker_init, initargs=(self.env, self.fast))
             for i in order:
                 runtime, sources = self.tasks[i]
-                self.futures[i] = self.pool.submit(_summarize_chunk, (runtime, self.env, sources, self.fast))
+                self.futures[i] = self.pool.submit(_summarize_chunk, runtime, sources)
         except (OSError, RuntimeError, ImportError):
             self.broken = True  # no worker processes here: what is not submitted is read in this process
 
     def results(self) -> Iterator[Summary]:
         readers: dict[str, Reader] = {}
         for i, (runtime, sources) in enumerate(self.tasks):
+            self.tasks[i] = (runtime, [])  # nothing keeps a task's sources once its results are taken
             future = self.futures.pop(i, None)
             try:
                 if future is None:
@@ -475,7 +510,7 @@ class _Workers:
                     yield (src, *_summarize(reader, src, self.fast), None)
                 continue
             for src, (blob, error, state) in zip(sources, results, strict=True):
-                yield src, [_revive(d) for d in index.sessions_of(blob)], error, state, blob
+                yield src, revive_all(blob), error, state, blob
 
     def close(self) -> None:
         if self.pool is not None:
@@ -515,9 +550,16 @@ def _size_of(src: Source) -> int:
     return fp[0] if isinstance(fp, tuple) and fp and isinstance(fp[0], int) else 0
 
 
-def _summarize_chunk(args: tuple[str, Env, list[Source], bool]) -> list[tuple[bytes, str | None, Any]]:
+_worker: dict[str, Any] = {}  # in a worker process: its env and fast-path switch (`_worker_init`)
+
+
+def _worker_init(env: Env, fast: bool) -> None:
+    _worker["env"], _worker["fast"] = env, fast
+
+
+def _summarize_chunk(runtime: str, sources: list[Source]) -> list[tuple[bytes, str | None, Any]]:
     """In a worker: each source's (sessions blob, error, reader state), summaries primed and redacted."""
-    runtime, env, sources, fast = args
+    env, fast = _worker["env"], _worker["fast"]
     reader = reader_for(runtime, env)
     out = []
     for src in sources:

@@ -153,7 +153,9 @@ class Service:
                                                                  include_subagents=include_subagents)
             skipped = [k for k in view.listing.skipped if not runtimes or k.runtime in runtimes]
             listed = view.listed(wanted)
-            encode = view.encode
+            # a long-lived server keeps every session's JSON it served; a caller that answers once (the CLI)
+            # encodes each as it prints it, and so never holds the JSON of every session at once
+            encode = Session.to_json if self.one_shot else view.encode
         more = end is not None and end < len(ordered)
         return ListingPage(sessions=[s for g in ordered[offset:end] for s in g], skipped=skipped,
                            total=len(ordered), next_offset=end if more else None, listed=listed,
