@@ -182,6 +182,8 @@ def test_registry_symlink_is_not_followed(tmp_path: Path) -> None:
 class SlowRegistry(Registry):
     """Widens the read-check-write window the same way for both variants, so a missing lock shows."""
 
+    lock_timeout = 120.0  # fifty processes queue for the lock; a loaded machine must not time them out
+
     def _load(self) -> dict[str, Any]:
         reg = super()._load()
         time.sleep(0.02)

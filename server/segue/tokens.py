@@ -64,6 +64,8 @@ class Claimed:
 
 
 class Registry:
+    lock_timeout = 10.0  # seconds to wait for another process's emit or claim before failing clearly
+
     def __init__(self, state: StateDir, clock: Callable[[], float] = time.time,
                  warn: Callable[[str], None] | None = None) -> None:
         self.state = state
@@ -168,7 +170,7 @@ class Registry:
         if os.path.islink(lock_path):
             raise PermissionError(f"{lock_path} is a symlink; refusing to use it")
         # one FileLock per operation: filelock objects shared across threads exclude nothing
-        return FileLock(str(lock_path), timeout=10, mode=0o600)
+        return FileLock(str(lock_path), timeout=self.lock_timeout, mode=0o600)
 
     def _read_snapshot(self) -> dict[str, Any]:
         """A lock-free read for display: the registry is only ever replaced atomically."""
