@@ -64,8 +64,8 @@ async def test_cancel_request_stops_the_scan_and_others_are_not_blocked(client: 
         await asyncio.wait_for(listing, 10)
     await asyncio.sleep(0.3)  # the worker stops at its next source
     after = await busy_cpu(pid, 1.5)
-    print(f"another request answered in {other:.2f}s during the scan; CPU while scanning {working:.2f}s/{watched:.1f}s, "
-          f"after cancel {after:.2f}s/1.5s")
+    print(f"another request answered in {other:.2f}s during the scan; "
+          f"CPU while scanning {working:.2f}s/{watched:.1f}s, after cancel {after:.2f}s/1.5s")
     assert other < 2.0, "a request that needs no listing waited for one"
     assert after < 0.15, f"the cancelled scan kept working ({after:.2f}s CPU in 1.5s)"
     # the service lock came free with the cancel: another listing (of a store this env does not have) is quick
