@@ -205,9 +205,14 @@ class Bench:
     def list_cold_opencode(self) -> None:
         """OpenCode alone, no Segue cache: one database holding all its sessions."""
         st = self.cache / f"state-oc-{self.corpus.name}"
+        db = self.home / ".local" / "share" / "opencode" / "opencode.db"
+        floor = self.measure("floor_opencode_rows", "floor: every OpenCode session row + its first message",
+                             [self.python, "-m", "bench.floor", "opencode-rows", str(db)])
+        self.floors["opencode_rows"] = floor
         fig = self.measure("list_cold_opencode", "segue list --json --runtime opencode, cold (no Segue cache)",
                            [self.python, "-m", "segue", "list", "--json", "--runtime", "opencode"],
                            env=self.env(state=st), before=lambda i: self.reset_state(st))
+        fig.floor = floor
         self.reset_state(st)
         self.figures.append(fig)
 

@@ -97,3 +97,15 @@ def test_capped_first_request_matches_only_its_own_start() -> None:
     assert not first_request_matches(long, "Fix it.")  # too short to be a cap
     assert not first_request_matches(long, "Fix that. " + "x" * 2000 + "…")
     assert not first_request_matches("short", None)
+
+
+@pytest.mark.slow
+def test_opencode_rows_floor_reads_every_database_session_and_its_first_message(tmp_path: Path) -> None:
+    from bench.floor import opencode_rows
+
+    exp = _tiny(tmp_path / "corpus")
+    in_db = [s for s in exp["sessions"] if s["runtime"] == "opencode" and s["gen"] == "E2"]
+    db = tmp_path / "corpus" / "home" / ".local" / "share" / "opencode" / "opencode.db"
+    got = opencode_rows(str(db))
+    assert in_db and got["sessions"] == len(in_db)
+    assert got["decoded"] == 2 * len(in_db)  # a first message and its first part for every session
