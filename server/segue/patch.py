@@ -45,11 +45,13 @@ _COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
 class _Meta:
     """What ordering reads of a session (Listing.groups, cwd_within), without the session."""
 
-    __slots__ = ("count", "cwd", "id", "parent_id", "runtime", "session", "slot", "sort_time", "source", "started_at")
+    __slots__ = ("count", "count0", "cwd", "id", "parent_id", "runtime", "session", "slot", "sort_time", "source",
+                 "started_at")
 
     def __init__(self, t: tuple[Any, ...], session: Any = None) -> None:
         (self.runtime, self.id, self.parent_id, self.sort_time, self.started_at, self.cwd, self.count, self.slot,
          self.source) = t
+        self.count0 = self.count  # the subagent count in the kept bytes (the table keeps what was printed)
         self.session = session
 
     def row(self) -> tuple[Any, ...]:
@@ -65,17 +67,18 @@ def _digest(state: Any) -> str:
     return replay.blake2b(repr(state).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-_PLAIN = frozenset(map(chr, range(0x20, 0x7F))) - {'"', "\\"}
-
-
 def _head(runtime: str, sid: str, enc: str, errors: str) -> bytes:
     """How a session's printed JSON begins (`{"runtime": …, "id": …, `): json.dumps' own spelling, built
-    directly when neither value holds a character JSON escapes or that is not ASCII."""
-    if _PLAIN.issuperset(runtime) and _PLAIN.issuperset(sid):
+    directly when neither value holds a character JSON escapes or that is not printable ASCII."""
+    if _plain(runtime) and _plain(sid):
         return f'{{"runtime": "{runtime}", "id": "{sid}", '.encode("ascii")
     import json
 
     return json.dumps({"runtime": runtime, "id": sid}, ensure_ascii=False)[:-1].encode(enc, errors) + b", "
+
+
+def _plain(s: str) -> bool:
+    return s.isascii() and s.isprintable() and '"' not in s and "\\" not in s
 
 
 # -- the table, kept by the full path -------------------------------------------------------------------------
@@ -461,7 +464,7 @@ class _Patch:
         for s in fresh:
             if s.branch is None and s.cwd and descriptor(s.runtime).branch_from_checkout:
                 if s.cwd not in heads:
-                    from segue.service import git_branch
+                    from segue.checkout import git_branch
 
                     with probe.observe():
                         heads[s.cwd] = git_branch(s.cwd)
@@ -567,6 +570,8 @@ class _Patch:
             raise _Refused()
         if not body.startswith(_head(m.runtime, m.id, enc, errors), start, end):
             raise _Refused()
+        if m.count == m.count0:  # the count the table holds is the one printed in these bytes (one writer)
+            return start, n, None
         at = body.find(_COUNT, start, end)
         # the key is unique: inside a JSON string every quote is escaped, so `"subagent_count": ` with its own
         # quotes occurs only as the key
@@ -575,10 +580,8 @@ class _Patch:
         v = at + len(_COUNT)
         stop = body.find(b",", v, end)
         value = body[v:stop] if stop >= 0 else b""
-        if not value.isdigit():
+        if not value.isdigit() or int(value) != m.count0:
             raise _Refused()
-        if int(value) == m.count:
-            return start, n, None
         item = body[start:v] + str(int(m.count)).encode() + body[stop:end]
         return start, n, item
 
