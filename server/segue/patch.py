@@ -340,6 +340,9 @@ class _Patch:
             pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
             self._recount(pool, changed)
             order = _order(pool, self.args_t)  # (`--dir`: cwd_within observes what it resolves)
+        recache = sys.modules.get("segue.redact.recache")
+        if recache is not None:
+            recache.save()  # (outside the recording: Segue's own cache is no observation)
         if order is None:
             raise _Refused()
         out, rows, slots = self._render(order)
@@ -383,6 +386,10 @@ class _Patch:
             old = mine.get(k)
             (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
         gone = [k for k in mine if k not in seen]
+        if moved:
+            from segue.redact import recache
+
+            recache.use(f"{self.root}/cache")  # the patterns earlier patches compiled (saved after the pass)
         cache.load([k for k, _ in moved] + gone)
         keep: list[_Meta] = []
         out_sources: dict[str, Any] = {}
