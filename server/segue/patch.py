@@ -340,7 +340,7 @@ class _Patch:
             pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
             self._recount(pool, changed)
             order = _order(pool, self.args_t)  # (`--dir`: cwd_within observes what it resolves)
-        recache = sys.modules.get("segue.redact.recache")
+        recache = sys.modules.get("segue.recache")
         if recache is not None:
             recache.save()  # (outside the recording: Segue's own cache is no observation)
         if order is None:
@@ -387,7 +387,7 @@ class _Patch:
             (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
         gone = [k for k in mine if k not in seen]
         if moved:
-            from segue.redact import recache
+            from segue import recache
 
             recache.use(f"{self.root}/cache")  # the patterns earlier patches compiled (saved after the pass)
         cache.load([k for k, _ in moved] + gone)

@@ -7,7 +7,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from segue.redact import recache
+from segue import recache
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
 from segue.redact.lazy import LazyPattern
@@ -210,7 +210,7 @@ _GATES = {i: (tuple(LazyPattern(x) for b in bs for x in _literal_first(b)), bool
 
 # rules with a gate and no keyword (their gates are (?i)): one search in the lower-cased text tells
 # whether any of them can match
-_GATED_RE = re.compile("|".join(b for i in sorted(_GATED) for b in _GATE_BRANCHES[i])) if _GATED else None
+_GATED_RE = recache.compile("|".join(b for i in sorted(_GATED) for b in _GATE_BRANCHES[i])) if _GATED else None
 
 
 def _gate_search(i: int, text: str) -> bool:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from segue.redact import recache
+from segue import recache
 
-_INLINE_FLAGS_RE = re.compile(r"\(\?([aiLmsux]+)\)")
+_INLINE_FLAGS_RE = recache.compile(r"\(\?([aiLmsux]+)\)")
 _FLAG_LETTERS = {"a": re.A, "i": re.I, "L": re.L, "m": re.M, "s": re.S, "u": re.U, "x": re.X}
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
 
