@@ -25,7 +25,6 @@ whose SHA-256 equals `projectHash`. No branch is stored. A running `gemini` leav
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -36,6 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
+
+try:  # the builtin SHA-256 (the same digest): hashlib would load OpenSSL for it (~4 ms of a patched listing)
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.12+ names it _sha2
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment]
 from segue.stores.base import (
     HEAD_BYTES,
     MAX_TEXT,
@@ -907,7 +914,7 @@ def _cap(text: str | None, limit: int = MAX_TEXT) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _id_from_name(path: Path) -> str:
