@@ -12,8 +12,13 @@ later replay finds only discovery groups of some runtimes changed (`warm.answer`
 3. keeps the printed bytes of every session it did not read again, and decorates and encodes only the ones it
    read (handoff tokens, the checkout's branch, lineage markers and their `events.jsonl` record, live checks);
 4. decides again what a change can move across sessions: subagent counts (patched into kept bytes), which
-   subagents nest under or hide behind a parent, the order (`Listing.groups` itself, on the patch table), the
+   subagents nest under or hide behind a parent, the order (Listing.groups' order, on the patch table), the
    directory filter, sessions Segue kept facts of.
+
+What a patch costs beyond the warm answer is kept small: the table keeps each runtime's sources apart (only the
+changed runtimes' are loaded and written again); kept items are checked by their head and copied in runs, their
+subagent count read only when it moved; without `--all` or `--dir` the order is one sort of the top-level sessions
+(Listing.groups with SEGUE_FAST_PATHS=0); the redactor's patterns come from segue.recache.
 
 Anything it cannot prove sends the caller to the full path (None, nothing printed): a live-check or checkout
 group changed, the same session in two sources, a session whose kept facts would appear or disappear, a tie
@@ -225,7 +230,7 @@ _TOP_KEY = operator.attrgetter("sort_time", "id")
 
 
 def _fast() -> bool:
-    """SEGUE_FAST_PATHS=0 orders (and renders) the patch through the reference code (Listing.groups)."""
+    """SEGUE_FAST_PATHS=0 orders the patch through the reference code (Listing.groups) in every case."""
     return os.environ.get("SEGUE_FAST_PATHS", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
