@@ -301,3 +301,62 @@ def test_the_patched_entry_is_crash_safe(root: Path, monkeypatch: pytest.MonkeyP
     assert quick(monkeypatch, argv) == ref and spy == [0]  # patched again from the old entry
     spy.clear()
     assert quick(monkeypatch, argv) == ref and spy == []
+
+
+# -- the shortcuts of the patch, against their references ---------------------------------------------------------
+
+def _metas(seed: int) -> list[patch._Meta]:
+    """Varied ordering facts: parents, subagents of a parent gone, two runtimes sharing ids, equal times."""
+    import random
+
+    rnd = random.Random(seed)
+    out: list[patch._Meta] = []
+    ids = [f"s{i:03d}" for i in range(60)] + ['q"uote', "back\\slash", "ünï", "tab\there"]
+    for sid in ids:
+        runtime = rnd.choice(("claude", "codex", "opencode"))
+        parent = rnd.choice([None, None, None, "", rnd.choice(ids), "gone"])
+        t = float(rnd.randrange(40))  # few distinct times: ties of time, broken by the id
+        out.append(patch._Meta((runtime, sid, parent, t, rnd.choice([None, t - 1]), "/w", 0, None, "k")))
+    for m in rnd.sample(out, 3):  # the same id in another runtime, at another time or (a tie) the same one
+        t = m.sort_time if rnd.random() < 0.1 else 50.0 + rnd.randrange(9)
+        out.append(patch._Meta(("cline", m.id, None, t, None, "/w", 0, None, "k")))
+    return out
+
+
+@pytest.mark.parametrize("runtimes", [None, ("claude",), ("codex", "opencode")])
+def test_the_quick_order_is_listing_groups(monkeypatch: pytest.MonkeyPatch, runtimes: Any) -> None:
+    """patch._order without subagents or a directory (one sort of the top-level sessions) against Listing.groups
+    (SEGUE_FAST_PATHS=0 makes _order use it), on varied tables; the negative control: top-level subagents differ."""
+    args_t = (runtimes, None, False)
+    ordered = 0
+    for seed in range(40):
+        metas = _metas(seed)
+        got = patch._order(metas, args_t)
+        with monkeypatch.context() as m:
+            m.setenv("SEGUE_FAST_PATHS", "0")
+            ref = patch._order(metas, args_t)
+        assert (got is None) == (ref is None)
+        if got is not None:
+            ordered += 1
+            assert [(x.runtime, x.id) for x in got] == [(x.runtime, x.id) for x in ref]  # type: ignore[union-attr]
+    assert ordered >= 20  # (most tables have no tie: the orders themselves are compared)
+    seed = next(s for s in range(40) if patch._order(_metas(s), args_t) is not None)
+    wrong = [m for m in _metas(seed) if not runtimes or m.runtime in runtimes]
+    wrong.sort(key=patch._TOP_KEY, reverse=True)  # subagents counted as top-level sessions
+    with monkeypatch.context() as m:
+        m.setenv("SEGUE_FAST_PATHS", "0")
+        ref = patch._order(_metas(seed), args_t)
+    assert ref is not None and [x.id for x in wrong] != [x.id for x in ref]
+
+
+def test_a_shared_key_is_left_to_listing_groups() -> None:
+    metas = _metas(3)
+    metas.append(patch._Meta(metas[0].row()))
+    assert patch._tops(metas, None) is None
+
+
+@pytest.mark.parametrize("value", ["claude", "0f3a-11", 'q"uote', "back\\slash", "ünï", "tab\there", "\x7f", ""])
+def test_the_head_of_a_kept_item_is_json_dumps_spelling(value: str) -> None:
+    ref = json.dumps({"runtime": "claude", "id": value}, ensure_ascii=False)[:-1].encode() + b", "
+    assert patch._head("claude", value, "utf-8", "strict") == ref
+    assert patch._head("claude", value + "x", "utf-8", "strict") != ref  # (the control)

@@ -12,8 +12,13 @@ later replay finds only discovery groups of some runtimes changed (`warm.answer`
 3. keeps the printed bytes of every session it did not read again, and decorates and encodes only the ones it
    read (handoff tokens, the checkout's branch, lineage markers and their `events.jsonl` record, live checks);
 4. decides again what a change can move across sessions: subagent counts (patched into kept bytes), which
-   subagents nest under or hide behind a parent, the order (`Listing.groups` itself, on the patch table), the
+   subagents nest under or hide behind a parent, the order (Listing.groups' order, on the patch table), the
    directory filter, sessions Segue kept facts of.
+
+What a patch costs beyond the warm answer is kept small: the table keeps each runtime's sources apart (only the
+changed runtimes' are loaded and written again); kept items are checked by their head and copied in runs, their
+subagent count read only when it moved; without `--all` or `--dir` the order is one sort of the top-level sessions
+(Listing.groups with SEGUE_FAST_PATHS=0); the redactor's patterns come from segue.recache.
 
 Anything it cannot prove sends the caller to the full path (None, nothing printed): a live-check or checkout
 group changed, the same session in two sources, a session whose kept facts would appear or disappear, a tie
@@ -25,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import marshal
+import operator
 import os
 import sys
 import time
@@ -35,7 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-TABLE_FORMAT = 1
+TABLE_FORMAT = 2  # 2: the sources per runtime, each marshalled apart (a patch loads only the changed ones)
 LIVE = "/live"  # listing.LIVE_GROUP (not imported: listing is heavy, and most answers never need it)
 _COUNT = b'"subagent_count": '
 _COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
@@ -44,11 +50,13 @@ _COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
 class _Meta:
     """What ordering reads of a session (Listing.groups, cwd_within), without the session."""
 
-    __slots__ = ("count", "cwd", "id", "parent_id", "runtime", "session", "slot", "sort_time", "source", "started_at")
+    __slots__ = ("count", "count0", "cwd", "id", "parent_id", "runtime", "session", "slot", "sort_time", "source",
+                 "started_at")
 
     def __init__(self, t: tuple[Any, ...], session: Any = None) -> None:
         (self.runtime, self.id, self.parent_id, self.sort_time, self.started_at, self.cwd, self.count, self.slot,
          self.source) = t
+        self.count0 = self.count  # the subagent count in the kept bytes (the table keeps what was printed)
         self.session = session
 
     def row(self) -> tuple[Any, ...]:
@@ -62,6 +70,20 @@ def _meta_of(s: Any, slot: Any, source: str | None) -> tuple[Any, ...]:
 
 def _digest(state: Any) -> str:
     return replay.blake2b(repr(state).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _head(runtime: str, sid: str, enc: str, errors: str) -> bytes:
+    """How a session's printed JSON begins (`{"runtime": …, "id": …, `): json.dumps' own spelling, built
+    directly when neither value holds a character JSON escapes or that is not printable ASCII."""
+    if _plain(runtime) and _plain(sid):
+        return f'{{"runtime": "{runtime}", "id": "{sid}", '.encode("ascii")
+    import json
+
+    return json.dumps({"runtime": runtime, "id": sid}, ensure_ascii=False)[:-1].encode(enc, errors) + b", "
+
+
+def _plain(s: str) -> bool:
+    return s.isascii() and s.isprintable() and '"' not in s and "\\" not in s
 
 
 # -- the table, kept by the full path -------------------------------------------------------------------------
@@ -138,7 +160,15 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
                 if c and (c.runtime, c.id) != (s.runtime, s.id):
                     links.append((s.runtime, s.id, c.runtime, c.id))
     kind = "bytes" if items is not None else "rows"
-    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, sources, metas, kept, links))
+    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, _split(sources, scanned), metas, kept, links))
+
+
+def _split(sources: dict[str, Any], scanned: list[str]) -> dict[str, bytes]:
+    """The table's sources as one marshalled dict per runtime: a patch loads and writes only the ones it reads."""
+    by: dict[str, dict[str, Any]] = {r: {} for r in scanned}
+    for k, v in sources.items():
+        by[k.partition("\0")[0]][k] = v
+    return {r: marshal.dumps(d) for r, d in by.items()}
 
 
 def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
@@ -167,18 +197,41 @@ class _Link:
 
 
 def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
-    """What the listing prints, in its order (Listing.groups itself); None on a tie of two top-level sessions
+    """What the listing prints, in its order (Listing.groups' order); None on a tie of two top-level sessions
     (their order would be the full path's discovery order, which the table does not hold)."""
-    from segue.listing import Listing
-
     runtimes, directory, include_subagents = args_t
-    groups = Listing(sessions=metas).groups(runtimes=runtimes, directory=directory,  # type: ignore[arg-type]
-                                            include_subagents=include_subagents)
-    tops = [g[0] for g in groups]
+    tops = out = None if include_subagents or directory is not None or not _fast() else _tops(metas, runtimes)
+    if tops is None:
+        from segue.listing import Listing
+
+        groups = Listing(sessions=metas).groups(runtimes=runtimes, directory=directory,  # type: ignore[arg-type]
+                                                include_subagents=include_subagents)
+        tops = [g[0] for g in groups]
+        out = [m for g in groups for m in g]
     for a, b in itertools.pairwise(tops):
         if (a.sort_time, a.id) == (b.sort_time, b.id):
             return None
-    return [m for g in groups for m in g]
+    return out
+
+
+def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
+    """Listing.groups without subagents or a directory, in one sort: the sessions without a parent, newest first
+    (a subagent is nested, or left out with its parent gone, and never printed). None when two sessions share a
+    key (Listing.groups prints the first only: left to it)."""
+    keys = {(m.runtime, m.id) for m in metas}
+    if len(keys) != len(metas):
+        return None
+    tops = [m for m in metas if not m.parent_id and (not runtimes or m.runtime in runtimes)]
+    tops.sort(key=_TOP_KEY, reverse=True)
+    return tops
+
+
+_TOP_KEY = operator.attrgetter("sort_time", "id")
+
+
+def _fast() -> bool:
+    """SEGUE_FAST_PATHS=0 orders the patch through the reference code (Listing.groups) in every case."""
+    return os.environ.get("SEGUE_FAST_PATHS", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 # -- the patch --------------------------------------------------------------------------------------------------
@@ -187,12 +240,12 @@ class _Refused(Exception):
     """The patch cannot prove its answer: the full path answers."""
 
 
-def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any]
-           ) -> int | None:
-    """Print the patched listing and keep it (warm.answer found `changed` probe groups); None, having printed
-    nothing, when the full path must answer."""
+def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any],
+           groups: Any = None) -> int | None:
+    """Print the patched listing and keep it (warm.answer found `changed` probe groups, in the probe it parsed:
+    `groups`, replay.groups_of); None, having printed nothing, when the full path must answer."""
     try:
-        built = _patch(root, entry, f, body_end, changed, now_inputs)
+        built = _patch(root, entry, f, body_end, changed, now_inputs, groups)
     except _Refused:
         return None
     except Exception:  # an optimisation never fails a listing: the full path reads it all and says what broke
@@ -213,8 +266,8 @@ def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     return rc
 
 
-def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any]
-           ) -> tuple[Any, int, Any]:
+def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any],
+           groups: Any = None) -> tuple[Any, int, Any]:
     _fmt, key, blob, _seen, valid_until, payload, span = entry
     kind, out0, err, rc = payload
     if err or kind not in ("bytes", "rows") or not isinstance(span, tuple) or len(span) != 2:
@@ -225,9 +278,10 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     f.seek(off)
     table = marshal.loads(f.read(length))
     fmt, tkind, args_t, scanned, sources, metas, kept, links = table
-    if fmt != TABLE_FORMAT or tkind != kind or not changed <= set(scanned):
+    if fmt != TABLE_FORMAT or tkind != kind or not changed <= set(scanned) or not isinstance(sources, dict) \
+            or sorted(sources) != sorted(scanned):
         raise _Refused()  # a live check, a checkout, a `--dir` symlink changed (or another group): not patched
-    old_groups = replay.groups_of(blob)
+    old_groups = replay.groups_of(blob) if groups is None else groups
     if old_groups is None:
         raise _Refused()
     if kind == "bytes":
@@ -276,13 +330,13 @@ class _Patch:
             cache = _KeyedCache(state)
             metas = [_Meta(m) for m in self.metas]
             keep = [m for m in metas if m.runtime not in changed]
-            sources = {k: v for k, v in self.sources.items() if k.partition("\0")[0] not in changed}
+            sources = dict(self.sources)  # runtime -> its sources, marshalled
             fresh_all: list[Any] = []
             for runtime in changed:
                 kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, metas, listing, probe)
                 keep += kept_r
                 fresh_all += fresh
-                sources.update(srcs)
+                sources[runtime] = marshal.dumps(srcs)
             cache.save()
             sessions = [s for _k, s in fresh_all]
             kept_keys = {(m.runtime, m.id) for m in keep}
@@ -291,6 +345,9 @@ class _Patch:
             pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
             self._recount(pool, changed)
             order = _order(pool, self.args_t)  # (`--dir`: cwd_within observes what it resolves)
+        recache = sys.modules.get("segue.recache")
+        if recache is not None:
+            recache.save()  # (outside the recording: Segue's own cache is no observation)
         if order is None:
             raise _Refused()
         out, rows, slots = self._render(order)
@@ -319,7 +376,9 @@ class _Patch:
             reader = listing.reader_for(runtime, env)
             reader.locations()
             found = list(reader.sources())
-        mine = {k: v for k, v in self.sources.items() if k.partition("\0")[0] == runtime}
+        mine = marshal.loads(self.sources[runtime])
+        if not isinstance(mine, dict) or any(k.partition("\0")[0] != runtime for k in mine):
+            raise _Refused()
         by_key = {(m.runtime, m.id): m for m in metas if m.runtime == runtime}
         seen: set[str] = set()
         same: list[Any] = []
@@ -332,6 +391,10 @@ class _Patch:
             old = mine.get(k)
             (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
         gone = [k for k in mine if k not in seen]
+        if moved:
+            from segue import recache
+
+            recache.use(f"{self.root}/cache")  # the patterns earlier patches compiled (saved after the pass)
         cache.load([k for k, _ in moved] + gone)
         keep: list[_Meta] = []
         out_sources: dict[str, Any] = {}
@@ -413,7 +476,7 @@ class _Patch:
         for s in fresh:
             if s.branch is None and s.cwd and descriptor(s.runtime).branch_from_checkout:
                 if s.cwd not in heads:
-                    from segue.service import git_branch
+                    from segue.checkout import git_branch
 
                     with probe.observe():
                         heads[s.cwd] = git_branch(s.cwd)
@@ -448,23 +511,43 @@ class _Patch:
     def _render(self, order: list[_Meta]) -> tuple[bytes, list[Any], list[Any]]:
         import json
 
-        parts: list[bytes] = [b"["]
+        parts: list[Any] = [b"["]
         rows: list[Any] = []
         slots: list[Any] = []
         size = 1
         enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
+        body = self.old_body
+        view = memoryview(body)
+        run_start = run_end = -1  # kept items that follow each other in the old body are copied as one piece
         for i, m in enumerate(order):
             if self.kind == "bytes":
                 if i:
-                    parts.append(b",")
                     size += 1
                 if m.session is not None:
-                    item = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
+                    item: Any = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
+                    n = len(item)
                 else:
-                    item = self._kept_item(m)
-                slots.append((size, len(item)))
+                    start, n, item = self._kept_item(m, enc, errors)
+                    if item is None:  # as printed before: copied with its neighbours when they follow it there
+                        if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
+                            run_end = start + n
+                        else:
+                            if run_start >= 0:
+                                parts.append(view[run_start:run_end])
+                            if i:
+                                parts.append(b",")
+                            run_start, run_end = start, start + n
+                        slots.append((size, n))
+                        size += n
+                        continue
+                if run_start >= 0:
+                    parts.append(view[run_start:run_end])
+                    run_start = -1
+                if i:
+                    parts.append(b",")
+                slots.append((size, n))
                 parts.append(item)
-                size += len(item)
+                size += n
             else:
                 if m.session is not None:
                     row = tuple(getattr(m.session, f) for f in warm.ROW_FIELDS)
@@ -478,34 +561,41 @@ class _Patch:
                         row = (*row[:_COUNT_ROW], m.count, *row[_COUNT_ROW + 1:])
                 slots.append(len(rows))
                 rows.append(row)
+        if run_start >= 0:
+            parts.append(view[run_start:run_end])
         parts.append(b"]\n")
-        return b"".join(parts), rows, slots
+        out = b"".join(parts)
+        if self.kind == "bytes" and len(out) != size + 2:
+            raise _Refused()  # (the pieces are not what the slots say)
+        return out, rows, slots
 
-    def _kept_item(self, m: _Meta) -> bytes:
-        """A kept session's printed JSON, its subagent count put right when it moved."""
+    def _kept_item(self, m: _Meta, enc: str, errors: str) -> tuple[int, int, bytes | None]:
+        """Where a kept session's printed JSON is in the old body (start, length), with None when those bytes are
+        printed as they are, or the item with its subagent count put right when it moved."""
         slot = m.slot
         if not (isinstance(slot, tuple) and len(slot) == 2):
             raise _Refused()  # never printed (a hidden subagent shown now): not kept, so not patched
         start, n = slot
-        if not (isinstance(start, int) and isinstance(n, int) and start >= 0 and start + n <= len(self.old_body)):
+        body = self.old_body
+        end = start + n
+        if not (isinstance(start, int) and isinstance(n, int) and start >= 0 and end <= len(body)):
             raise _Refused()
-        item = self.old_body[start:start + n]
-        import json
-
-        head = json.dumps({"runtime": m.runtime, "id": m.id}, ensure_ascii=False)[:-1].encode(
-            sys.stdout.encoding, sys.stdout.errors or "strict") + b", "
-        at = item.find(_COUNT)
+        if not body.startswith(_head(m.runtime, m.id, enc, errors), start, end):
+            raise _Refused()
+        if m.count == m.count0:  # the count the table holds is the one printed in these bytes (one writer)
+            return start, n, None
+        at = body.find(_COUNT, start, end)
         # the key is unique: inside a JSON string every quote is escaped, so `"subagent_count": ` with its own
         # quotes occurs only as the key
-        if at < 0 or item.find(_COUNT, at + 1) >= 0 or not item.startswith(head):
+        if at < 0 or body.find(_COUNT, at + 1, end) >= 0:
             raise _Refused()
-        end = item.find(b",", at)
-        value = item[at + len(_COUNT):end]
-        if not value.isdigit():
+        v = at + len(_COUNT)
+        stop = body.find(b",", v, end)
+        value = body[v:stop] if stop >= 0 else b""
+        if not value.isdigit() or int(value) != m.count0:
             raise _Refused()
-        if int(value) != m.count:
-            item = item[:at + len(_COUNT)] + str(int(m.count)).encode() + item[end:]
-        return item
+        item = body[start:v] + str(int(m.count)).encode() + body[stop:end]
+        return start, n, item
 
     # -- the new entry --------------------------------------------------------------------------------------
     def _probe(self, rec: Any, home: str) -> bytes | None:

@@ -103,7 +103,11 @@ def groups_of(blob: bytes) -> Any:
 def changed_groups(blob: bytes, home: str, environ: Mapping[str, str], stop: bool = False) -> set[str] | None:
     """The groups of a `Recording.dump_groups()` probe that would see something else now (empty: none); None
     when the environment differs or the blob is damaged. `stop`: at the first changed group."""
-    found = groups_of(blob)
+    return changed_in(groups_of(blob), home, environ, stop)
+
+
+def changed_in(found: Any, home: str, environ: Mapping[str, str], stop: bool = False) -> set[str] | None:
+    """changed_groups of a probe parsed already (`groups_of`: None for a damaged one)."""
     if found is None:
         return None
     digest, names, groups = found

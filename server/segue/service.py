@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from segue import lineage, probe
+from segue.checkout import git_branch as git_branch  # (its home was here)
 from segue.limits import CLAIM_TAIL, PAGE_LIMIT, PAGE_OFFSET, SEARCH_LIMIT
 from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reader_for, resolve, scan
 from segue.listing import Listing as _Listing
@@ -473,27 +474,3 @@ def time_of(text: str | None) -> float | None:
     from segue.model import parse_time
 
     return parse_time(text)
-
-
-def git_branch(cwd: str) -> str | None:
-    """The branch checked out in a directory, from `.git/HEAD` (read only; no git process)."""
-    d = cwd
-    for _ in range(40):
-        head = os.path.join(d, ".git")
-        try:
-            if os.path.isfile(head):  # a worktree or submodule: `gitdir: …`
-                with open(head, encoding="utf-8", errors="replace") as f:
-                    line = f.read(4096).strip()
-                if line.startswith("gitdir:"):
-                    head = os.path.join(d, line[7:].strip())
-            with open(os.path.join(head, "HEAD"), encoding="utf-8", errors="replace") as f:
-                ref = f.read(4096).strip()
-            if ref.startswith("ref: refs/heads/"):
-                return ref[len("ref: refs/heads/"):] or None
-            return "HEAD" if ref else None
-        except OSError:
-            parent = os.path.dirname(d)
-            if parent == d:
-                return None
-            d = parent
-    return None

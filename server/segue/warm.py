@@ -247,7 +247,8 @@ def answer(argv: Sequence[str]) -> int | None:
         now = inputs(root)
         if now != seen and not (patching and same_but(now, seen, index_files(root) | {f"{root}/events.jsonl"})):
             return None
-        changed = replay.changed_groups(blob, os.path.expanduser("~"), os.environ, stop=not patching)
+        groups = replay.groups_of(blob)
+        changed = replay.changed_in(groups, os.path.expanduser("~"), os.environ, stop=not patching)
         if changed is None:
             return None
         if changed or now != seen:  # (only the index or the events log moved: the patch re-keeps it as it is)
@@ -256,7 +257,7 @@ def answer(argv: Sequence[str]) -> int | None:
             from segue.patch import answer as patched  # only the runtimes that changed are read again
 
             # (the key as computed here: marshal's bytes of a loaded copy may differ, and name another file)
-            return patched(root, (_fmt, key, *entry[2:]), f, body, changed, now)
+            return patched(root, (_fmt, key, *entry[2:]), f, body, changed, now, groups)
         kind, out, err, rc = payload
         try:
             if kind == "rows":

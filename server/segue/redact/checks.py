@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from segue import recache
+
 # ---------------------------------------------------------------------------------------------
 # value filters
 
@@ -38,7 +40,7 @@ _STOPWORDS = frozenset(
         "auth"
     }
 )
-_PLACEHOLDER_RE = re.compile(
+_PLACEHOLDER_RE = recache.compile(
     r"""^(?:
         <[^<>\n]{0,80}>                      # <password>, <your token>
       | \$\{[^{}\n]{0,80}\}                  # ${PASSWORD}
@@ -56,10 +58,10 @@ _PLACEHOLDER_RE = re.compile(
     )$""",
     re.X,
 )
-_X_RUN_RE = re.compile(r"[xX]{6,}|[*#•]{4,}|\.\.\.|…")
+_X_RUN_RE = recache.compile(r"[xX]{6,}|[*#•]{4,}|\.\.\.|…")
 # words that mark a value as made up, in context rules only (vendor tokens may contain them)
-_MADE_UP_RE = re.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
-_CODE_RE = re.compile(
+_MADE_UP_RE = recache.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
+_CODE_RE = recache.compile(
     r"""^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+[,;)]*       # var.db_password, os.environ
       | (?:self|this|os|process|var|local|locals|config|settings|env|data|args|opts|options|params|props
          |ctx|context|secrets|vars|values|inputs|steps|needs|req|request|cfg|conf)\.[\w.]+[,;)]*
@@ -68,7 +70,7 @@ _CODE_RE = re.compile(
     )$""",
     re.X,
 )
-_EXAMPLE_CONTEXT_RE = re.compile(r"(?i)\b(?:e\.g\.|eg\.|example|for instance|such as|placeholder|default)")
+_EXAMPLE_CONTEXT_RE = recache.compile(r"(?i)\b(?:e\.g\.|eg\.|example|for instance|such as|placeholder|default)")
 
 
 def _unquote(v: str) -> str:
@@ -98,10 +100,10 @@ def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 # a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
 # "] = data[", ": null, " (the key was quoted, the value is not)
-_BETWEEN_QUOTES_RE = re.compile(r"^[\s]*[)\]}:,;=+]|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
+_BETWEEN_QUOTES_RE = recache.compile(r"^[\s]*[)\]}:,;=+]|^\s*(?:or|and|\|\||&&|\?\?|\+)\s")
 # an opening bracket or operator at the end counts only in code-like glue (spaces, brackets): a value that
 # merely ends in "=" or "+" is base64 padding or a password ('otter-2030=')
-_BETWEEN_END_RE = re.compile(r"[(\[{=,+:][\s]*$")
+_BETWEEN_END_RE = recache.compile(r"[(\[{=,+:][\s]*$")
 
 
 def _between_quotes(value: str) -> bool:
@@ -114,7 +116,8 @@ def _between_quotes(value: str) -> bool:
 
 
 # a flag's value that names where the secret is, not the secret: docker build --secret id=npm,src=~/.npmrc
-_SECRET_SPEC_RE = re.compile(r"(?i)[\"']?(?:id|src|source|env|type|target|file|name|mode)=[^,\s]{0,200}(?:,|[\"']?$)")
+_SECRET_SPEC_RE = recache.compile(
+    r"(?i)[\"']?(?:id|src|source|env|type|target|file|name|mode)=[^,\s]{0,200}(?:,|[\"']?$)")
 
 
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -132,7 +135,7 @@ def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _PLACEHOLDER_RE.match(value)
 
 
-_CURL_BEFORE_RE = re.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
+_CURL_BEFORE_RE = recache.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
 
 
 def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -225,7 +228,7 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 
 # words and spaces (a message: "token_expired": "Your session has expired, sign in again"), not a token
-_SENTENCE_RE = re.compile(r"[A-Za-z][A-Za-z'’,.!?()-]*(?:[ \t]+[A-Za-z][A-Za-z'’,.!?()-]*)+[.!?]?")
+_SENTENCE_RE = recache.compile(r"[A-Za-z][A-Za-z'’,.!?()-]*(?:[ \t]+[A-Za-z][A-Za-z'’,.!?()-]*)+[.!?]?")
 
 
 def _message(core: str, m: re.Match[str]) -> bool:
@@ -290,7 +293,7 @@ _NOT_SECRET_LAST = frozenset(
         "counter", "index"
     }
 )
-_NOT_SECRET_KEYS_RE = re.compile(
+_NOT_SECRET_KEYS_RE = recache.compile(
     r"(?i)(?:^|[_.\-])(?:access(?:ibility|or)|random[_.-]?access|author|authentication-results|withcredentials"
     r"|jsonwebtoken|keyvaulttostoresecrets|usersecretsid|keying|keyboard|keyword)$"
 )
@@ -305,7 +308,7 @@ _NOT_SECRET_KEY_PAIRS = frozenset(
 
 # password key words by shape: abbreviated, misspelt, plural or glued to a prefix (PSWD, PASWRD, passworsd,
 # passwords, MYSQLPASS, adminPwd), but not the English words that hold "pass" or "pw"
-_PW_SHAPE_RE = re.compile(
+_PW_SHAPE_RE = recache.compile(
     r"(?:p(?:a?s{1,3})?[ao]?w(?:[aeiou]?r?[aeiou]?[rst]?)?[dt]s?|pass(?:es)?|pswd?s?|passcodes?"
     r"|passphrases?|pword)")
 _PW_DENY = frozenset({
@@ -315,7 +318,7 @@ _PW_DENY = frozenset({
 
 
 # glued to a prefix only in the unmistakable forms (MYSQLPASS, dbpasswd, rootpwd; not LPWORD, upward)
-_PW_GLUED_RE = re.compile(r"[a-z0-9]{2,16}(?:pass(?:wo?r?d|wd)?s?|pa?swr?d|pwd)")
+_PW_GLUED_RE = recache.compile(r"[a-z0-9]{2,16}(?:pass(?:wo?r?d|wd)?s?|pa?swr?d|pwd)")
 
 
 def pw_word(w: str) -> bool:
@@ -451,7 +454,7 @@ def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 
 # CREATE/ALTER USER|ROLE|LOGIN, a database link (CONNECT TO x IDENTIFIED BY), GRANT … IDENTIFIED BY (old MySQL)
-_SQL_USER_BEFORE_RE = re.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}"
+_SQL_USER_BEFORE_RE = recache.compile(r"(?i)\b(?:(?:create|alter)\s+(?:(?:public|shared|database)\s+){0,2}"
                                  r"(?:user|role|login|link)|grant|connect\s+to)\b[^;\n]{0,300}\Z")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from segue import recache
+
 
 class _Log:
     """``logging.getLogger("segue.redact")``, loaded when first written to: logging costs ~5 ms of import, paid
@@ -17,13 +19,13 @@ class _Log:
 
 log = _Log()
 
-MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]")
+MARKER_RE = recache.compile(r"\[REDACTED:[a-z0-9-]{1,64}\]")
 WITHHELD = "[withheld: redaction failed]"
-HANDOFF_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9])h_[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
+HANDOFF_TOKEN_RE = recache.compile(r"(?<![A-Za-z0-9])h_[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
 # the same matches with the literal first: sre then skips straight to each "h_" (~10x faster scans)
-_HANDOFF_SCAN_RE = re.compile(r"h_(?<![A-Za-z0-9]h_)[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
+_HANDOFF_SCAN_RE = recache.compile(r"h_(?<![A-Za-z0-9]h_)[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
 
-_ENV_NAME_RE = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_ENV_NAME_RE = recache.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", re.I)
 _MIN_EXACT = 8
 _WINDOW, _OVERLAP = 8192, 1024  # long texts: windows overlapping by more than any bounded match
 _CONTEXT = 8192  # excerpt(): context redacted beyond the cut

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from segue import recache
 from segue.redact import decode, generic
 from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
@@ -239,7 +240,7 @@ class Redactor:
         return _drop_protected(text, _merge(found))
 
 
-_LEARN_CHARS_RE = re.compile(r"[^\s\"'`()\[\]{}<>,;\\]{6,200}")
+_LEARN_CHARS_RE = recache.compile(r"[^\s\"'`()\[\]{}<>,;\\]{6,200}")
 
 
 def _learnable(value: str) -> bool:

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import re
 
+from segue import recache
+
 # %XX that encode URL punctuation, upper-case hex as encoders write it ("%2d" in printf formats is not one)
 _PCT = r"%(?:2[0-9A-F]|3[A-F]|40|5[BCDEF]|60|7[BCDE])"
-_PCT_RE = re.compile(_PCT)
-_PCT_TRIGGER = re.compile(_PCT + r"[^%\s]{0,400}" + _PCT)  # two of them: a value or a URL, not a stray %3A
+_PCT_RE = recache.compile(_PCT)
+_PCT_TRIGGER = recache.compile(_PCT + r"[^%\s]{0,400}" + _PCT)  # two of them: a value or a URL, not a stray %3A
 # a JSON key escaped inside a string: \"token\":
-_ESC_TRIGGER = re.compile(r"\\\"[A-Za-z_][\w.-]{0,60}\\\"[ \t]{0,4}:")
-_ESC_RE = re.compile(r"\\([\"'\\/])")
+_ESC_TRIGGER = recache.compile(r"\\\"[A-Za-z_][\w.-]{0,60}\\\"[ \t]{0,4}:")
+_ESC_RE = recache.compile(r"\\([\"'\\/])")
 # the glue between two quoted pieces of one value: closing quote, an operator or none, maybe a line break,
 # the same opening quote; 8+ token characters on both sides (shorter pieces are words and format strings)
 _TOKEN = r"A-Za-z0-9+/=_.~-"
 # one pattern per quote character: a literal first lets sre skip to it (a [\"'] group first costs 3x more)
-_GLUE_RES = tuple(re.compile(q + r"(?<=[" + _TOKEN + r"]{8}" + q + r")[ \t]{0,8}(?:\+|\.\.?|&|\|\|)?[ \t]{0,8}"
+_GLUE_RES = tuple(recache.compile(q + r"(?<=[" + _TOKEN + r"]{8}" + q + r")[ \t]{0,8}(?:\+|\.\.?|&|\|\|)?[ \t]{0,8}"
                              r"(?:\\?\r?\n[ \t]{0,40})?" + q + r"(?=[" + _TOKEN + r"]{8})") for q in "\"'")
 _REACH = 400  # characters of context around a trigger that the rewrite covers
 _MAX_REGIONS = 64

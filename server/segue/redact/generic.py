@@ -17,6 +17,7 @@ import operator
 import re
 from collections.abc import Callable, Iterator
 
+from segue import recache
 from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
 from segue.redact.lazy import LazyPattern
 
@@ -24,13 +25,13 @@ Span = tuple[int, int, str]
 
 # 16 token characters: base64url bodies (dckr_pat_…, sq0atp-…) often hold no 16 alphanumerics in a row
 _RUN16 = LazyPattern(r"[A-Za-z0-9_-]{16}")
-_DIGIT_RE = re.compile(r"\d")
-_ALNUM16_RE = re.compile(r"[A-Za-z0-9]{16}")
+_DIGIT_RE = recache.compile(r"\d")
+_ALNUM16_RE = recache.compile(r"[A-Za-z0-9]{16}")
 # a token with no 16 alphanumerics in a row is judged only if a digit follows an upper-case letter closely (random
 # base64url bodies almost always have one; branch names, pod names and kebab-case words do not); SHAPE_GATE is what
 # any judged token holds (one more branch costs every call ~0.2 µs, so only this order)
 _UPPER_DIGIT = r"[A-Z][A-Za-z0-9_-]{0,15}[0-9]"
-_UPPER_DIGIT_RE = re.compile(_UPPER_DIGIT)
+_UPPER_DIGIT_RE = recache.compile(_UPPER_DIGIT)
 SHAPE_GATE = r"[A-Za-z0-9]{16}|" + _UPPER_DIGIT
 # "=" ends a token (key=value) except as base64 padding, which is taken after the run
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/-")
@@ -173,7 +174,8 @@ def _glued_hex(seg: str) -> bool:
 
 
 # lower-case bech32 (hrp "1" data): addresses and public keys (age1…, bc1…, npub1…); secret ones name it (nsec1…)
-_BECH32_PUBLIC_RE = re.compile(r"(?!nsec|[a-z]{0,16}(?:sec|priv))[a-z]{1,16}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
+_BECH32_PUBLIC_RE = recache.compile(
+    r"(?!nsec|[a-z]{0,16}(?:sec|priv))[a-z]{1,16}1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{38,}")
 
 
 def _bare(seg: str) -> bool:
@@ -518,8 +520,9 @@ def k8s_secret_values(text: str) -> list[Span]:
 # a command that prints a secret, then its output: one random token on the next line ($ cat config/master.key,
 # $ acme config get token, $ kubectl create token ci, PS> Get-Secret x -AsPlainText)
 _OUTPUT_LINE = r"[ \t]{1,4}(?P<cmd>[^\n]{1,300})\r?\n[ \t]{0,8}(?P<s>[^\s]{16,4000})[ \t]*(?=\r?\n|\Z)"
-_PROMPT_RES = (("$", re.compile(r"\$" + _OUTPUT_LINE)), ("PS", re.compile(r"PS(?: [^\n>]{1,200})?>" + _OUTPUT_LINE)))
-_ARG_SPLIT_RE = re.compile(r"[\s/\\=:'\"|<>]+")
+_PROMPT_RES = (("$", recache.compile(r"\$" + _OUTPUT_LINE)),
+               ("PS", recache.compile(r"PS(?: [^\n>]{1,200})?>" + _OUTPUT_LINE)))
+_ARG_SPLIT_RE = recache.compile(r"[\s/\\=:'\"|<>]+")
 _PRINTS_SECRET_WORDS = frozenset({"key", "apikey", "secret", "secrets", "token", "tokens", "credential", "credentials",
                                   "creds", "pgpass", "netrc", "passphrase", "pat"})
 
@@ -560,7 +563,7 @@ def command_output(text: str) -> list[Span]:
 # alphanumerics for shaped_tokens to find; the groups together must look random and most hold a digit
 _GROUP_WORDS = ("sk", "key", "api", "apikey", "token", "tkn", "secret", "pat", "live", "prod", "access", "auth", "priv")
 GROUP_MARKS = tuple(w + "-" for w in _GROUP_WORDS)
-_GROUPS_RE = re.compile(r"(?:[A-Za-z0-9]{1,16}-){0,2}?(?P<body>[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){2,15})"
+_GROUPS_RE = recache.compile(r"(?:[A-Za-z0-9]{1,16}-){0,2}?(?P<body>[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){2,15})"
                         r"(?![\w.-])")
 
 

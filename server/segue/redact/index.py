@@ -7,6 +7,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from segue import recache
 from segue.redact.checks import _quoted
 from segue.redact.common import _OVERLAP, _WINDOW
 from segue.redact.lazy import LazyPattern
@@ -55,7 +56,7 @@ def _keyword_trie() -> re.Pattern[str] | None:
     _short_calls[0] += 1
     if _short_calls[0] <= _EAGER_CALLS:
         return None
-    _KEYWORD_RE.append(re.compile(_trie(_KEYWORDS)))
+    _KEYWORD_RE.append(recache.compile(_trie(_KEYWORDS)))
     return _KEYWORD_RE[0]
 
 
@@ -75,7 +76,7 @@ def _keyword_groups() -> list[tuple[str, re.Pattern[str]]]:
             tails = [k[1:] for k in _KEYWORDS if k[0] == c and len(k) > 1]
             single = c in _KEYWORDS  # a one-character keyword: the tail may be empty
             rest = f"(?=({_trie(tails)}){'?' if single else ''})" if tails else "()"
-            _KEYWORD_GROUPS.append((c, re.compile(re.escape(c) + rest)))
+            _KEYWORD_GROUPS.append((c, recache.compile(re.escape(c) + rest)))
     return _KEYWORD_GROUPS
 
 
@@ -209,7 +210,7 @@ _GATES = {i: (tuple(LazyPattern(x) for b in bs for x in _literal_first(b)), bool
 
 # rules with a gate and no keyword (their gates are (?i)): one search in the lower-cased text tells
 # whether any of them can match
-_GATED_RE = re.compile("|".join(b for i in sorted(_GATED) for b in _GATE_BRANCHES[i])) if _GATED else None
+_GATED_RE = recache.compile("|".join(b for i in sorted(_GATED) for b in _GATE_BRANCHES[i])) if _GATED else None
 
 
 def _gate_search(i: int, text: str) -> bool:

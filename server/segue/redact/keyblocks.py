@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import bisect
-import re
 
+from segue import recache
 from segue.redact.common import _OVERLAP
 
 # private keys, and OpenVPN's static (shared secret) keys, which are armoured the same way
 _KEY_KIND = r"(?:PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V1)"
 _OPEN_KEY = r"-----BEGIN[ A-Z0-9_-]{0,100}" + _KEY_KIND + "-----"
 
-_BEGIN_KEY_RE = re.compile(_OPEN_KEY)
-_END_KEY_RE = re.compile(r"-----END[ A-Z0-9_-]{0,100}" + _KEY_KIND + "-----")
+_BEGIN_KEY_RE = recache.compile(_OPEN_KEY)
+_END_KEY_RE = recache.compile(r"-----END[ A-Z0-9_-]{0,100}" + _KEY_KIND + "-----")
 _KEY_SEARCH = 65536
 # lines of a key block: base64 (16+ chars, the last line and PGP's "=crc" may be shorter), armour
 # headers ("Proc-Type: ..."), blank lines; line breaks raw or JSON-escaped
-_FIRST_LINE_RE = re.compile(r"(?:\\r|\\n|[\r\n \t]){0,8}(?:(?!\\n|\\r)[^\r\n]){0,4096}")
-_KEY_BODY_RE = re.compile(
+_FIRST_LINE_RE = recache.compile(r"(?:\\r|\\n|[\r\n \t]){0,8}(?:(?!\\n|\\r)[^\r\n]){0,4096}")
+_KEY_BODY_RE = recache.compile(
     r"(?:(?:\\r|\\n|[\r\n \t])+(?:[A-Za-z0-9+/]{16,200}={0,2}|[A-Za-z0-9+/]{1,15}={0,2}(?=\\n|\\r|[\r\n]|$)"
     r"|[A-Za-z][\w-]{0,40}: [^\n\\]{0,200}))*"
 )

@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_INLINE_FLAGS_RE = re.compile(r"\(\?([aiLmsux]+)\)")
+from segue import recache
+
+_INLINE_FLAGS_RE = recache.compile(r"\(\?([aiLmsux]+)\)")
 _FLAG_LETTERS = {"a": re.A, "i": re.I, "L": re.L, "m": re.M, "s": re.S, "u": re.U, "x": re.X}
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
 
@@ -38,7 +40,7 @@ class LazyPattern:
     def compiled(self) -> re.Pattern[str]:
         p = self.__dict__.get("_compiled")
         if p is None:
-            p = re.compile(self.pattern, self._given)
+            p = recache.compile(self.pattern, self._given)  # (re.compile unless a patched listing kept them)
             self.__dict__["_compiled"] = p
             for name in _METHODS:  # instance attributes win over the methods below: later calls go straight to sre
                 self.__dict__[name] = getattr(p, name)

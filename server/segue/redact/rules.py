@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
+from segue import recache
 from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
@@ -118,9 +119,9 @@ _TYPE = (r"(?:" + _SP1 + r"(?:string|String|str|bytes|const|final|char\*?|\[\]by
          + r"(?:&(?:'static" + _SP1 + r")?)?(?:Optional\[|Final\[)?[A-Za-z_][\w.]{0,30}\]?(?:" + _SP + r"\|" + _SP + r"None)?(?=" + _SP + "=[^=]))?")
 _PW_KEYWORDS = ("pass", "pwd", "pw", "psw", "pasw", "psk", "contrase", "senha", "wachtwoord", "mot de passe", "пароль", "kennwort",
                 "hasło", "lösenord", "salasana")
-_PW_ANCHOR = re.compile(r"(?i)pass|pwd|pw|psw|pasw|psk|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
+_PW_ANCHOR = recache.compile(r"(?i)pass|pwd|pw|psw|pasw|psk|contrase|senha|wachtwoord|mot de passe|пароль|kennwort|hasło|lösenord"
                         r"|salasana")
-_SECRET_ANCHOR = re.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
+_SECRET_ANCHOR = recache.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|psw|pasw|contrase|senha|wachtwoord|kennwort|hasło"
                             r"|lösenord|salasana")
 
 
@@ -129,7 +130,7 @@ _COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
-_CURL_ANCHOR = re.compile(r"-(?<!\S-)(?:u|-user|a|-auth)")
+_CURL_ANCHOR = recache.compile(r"-(?<!\S-)(?:u|-user|a|-auth)")
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:

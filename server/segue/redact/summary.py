@@ -12,9 +12,9 @@ the environment the shared Redactor reads its exact values from) or `SHORTCUTS =
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING
 
+from segue import recache
 from segue.redact.common import WITHHELD, log
 from segue.redact.core import Redactor
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # Segue's own continuation marker (lineage.MARKER_FORMAT) names a session id, which can look like a token
 # (OpenCode's ses_…): it is kept as is so that links between sessions still resolve
-_HANDOFF_MARKER_RE = re.compile(r"\[segue-handoff v1 from=[a-z]{1,20}:[A-Za-z0-9_.-]{1,200}\]")
+_HANDOFF_MARKER_RE = recache.compile(r"\[segue-handoff v1 from=[a-z]{1,20}:[A-Za-z0-9_.-]{1,200}\]")
 _SHARED: list[Redactor] = []
 SHORTCUTS = True  # False: every title and first request is scanned (the reference the tests compare with)
 _CLEAN: dict[str, None] = {}  # texts a fresh scoped Redactor returned unchanged, having learned nothing

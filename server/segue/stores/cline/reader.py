@@ -15,7 +15,6 @@ Legacy stores (`legacy`): the CLI 1.x/2.x tasks under the same data dir, and the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
+from segue.replay import blake2b  # (_blake2's: hashlib would load OpenSSL)
 from segue.stores.base import (
     HEAD_BYTES,
     Location,
@@ -567,7 +567,7 @@ class _Delta:
 
 
 def _digest(value: Any) -> bytes:
-    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
+    return blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _doc_session(path: str, default_id: str, parent: str | None, lead: Session | None, sessions_dir: str,

@@ -25,7 +25,6 @@ whose SHA-256 equals `projectHash`. No branch is stored. A running `gemini` leav
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -36,6 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
+
+try:  # the builtin SHA-256 (the same digest): hashlib would load OpenSSL for it (~4 ms of a patched listing)
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.12+ names it _sha2
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment]
 from segue.stores.base import (
     HEAD_BYTES,
     MAX_TEXT,
@@ -116,15 +123,20 @@ class GeminiReader(Reader):
             slug_for_hash = None
             if _HEX64.match(proj.name) and proj.name in migrated:
                 slug_for_hash = next((n for n, r in roots.items() if _sha256(r) == proj.name), None)
-            side: dict[Path, tuple[Any, ...]] = {}  # per directory: stated once, not once per session file
-            for path, kind in _session_files(chats):
-                if slug_for_hash and (tmp / slug_for_hash / "chats" / path.relative_to(chats)).exists():
+            side: dict[str, tuple[Any, ...]] = {}  # per directory: stated once, not once per session file
+            project_root = os.path.join(proj.path, ".project_root")
+            # paths as strings (what str(Path(...)) gives for scandir's joins): no Path built per session file
+            chats_s = str(chats)
+            copies = f"{tmp}/{slug_for_hash}/chats/" if slug_for_hash else ""
+            for path, parent, kind in _session_files(chats_s):
+                # (tmp / slug / "chats" / the path below chats, built once: every part is a plain name)
+                if slug_for_hash and Path(copies + path[len(chats_s) + 1:]).exists():
                     continue  # the same file, copied by the slug migration: read the copy the CLI uses
                 # cwd comes from .project_root and projects.json, a twin's verdict from its siblings (the dir)
-                around = side.get(path.parent)
+                around = side.get(parent)
                 if around is None:
-                    around = side[path.parent] = fingerprint(path.parent, Path(proj.path) / ".project_root")
-                yield Source(RUNTIME, str(path), fingerprint(path) + around + pmap_fp, kind)
+                    around = side[parent] = fingerprint(parent, project_root)
+                yield Source(RUNTIME, path, fingerprint(path) + around + pmap_fp, kind)
 
     def _project_roots(self, projects: list[os.DirEntry[str]]) -> dict[str, str]:
         """slug dir name -> project root from its `.project_root` (tiny files, read once per listing)."""
@@ -739,8 +751,9 @@ def user_request(msg: dict[str, Any]) -> str | None:
 # Small helpers
 
 
-def _session_files(chats: Path) -> Iterator[tuple[Path, str]]:
-    """Main session files and subagent files under one `chats/` dir (sorted, `.json` shadowed by `.jsonl`)."""
+def _session_files(chats: str) -> Iterator[tuple[str, str, str]]:
+    """(path, its directory, kind) of the main session files and subagent files under one `chats/` dir (sorted,
+    `.json` shadowed by `.jsonl`)."""
     try:
         entries = sorted(os.scandir(chats), key=lambda e: e.name)
     except OSError:
@@ -755,9 +768,9 @@ def _session_files(chats: Path) -> Iterator[tuple[Path, str]]:
             sub_names = {x.name for x in subs}
             for x in subs:
                 if _is_file(x) and _session_name(x.name, sub_names, prefix=False):
-                    yield Path(x.path), "subagent-" + x.name.rsplit(".", 1)[1]
+                    yield x.path, e.path, "subagent-" + x.name.rsplit(".", 1)[1]
         elif _is_file(e) and _session_name(e.name, names, prefix=True):
-            yield Path(e.path), "main-" + e.name.rsplit(".", 1)[1]
+            yield e.path, chats, "main-" + e.name.rsplit(".", 1)[1]
 
 
 def _has_twin(path: Path, sid: str) -> bool:
@@ -901,7 +914,7 @@ def _cap(text: str | None, limit: int = MAX_TEXT) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _id_from_name(path: Path) -> str:

@@ -19,20 +19,18 @@ OpenCode does not store the git branch: `branch` is always None here.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
+from segue.replay import blake2b  # (_blake2's: hashlib would load OpenSSL)
 from segue.stores.base import (
     Location,
     Reader,
@@ -309,6 +307,9 @@ def _open_db_once(path: str) -> Iterator[sqlite3.Connection]:
     with contextlib.ExitStack() as stack:
         target = path
         if os.path.exists(path + "-wal") and not os.path.exists(path + "-shm"):
+            import shutil  # (here: most listings never copy, and these imports cost a patched one milliseconds)
+            import tempfile
+
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="segue-opencode-"))
             target = os.path.join(tmp, "opencode.db")
             try:
@@ -531,7 +532,7 @@ def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
 
 
 def _digest(value: Any) -> bytes:
-    return hashlib.blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
+    return blake2b(repr(value).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _collect_first(rows: Iterable[tuple[Any, ...]], firsts: dict[str, str], summary_titles: dict[str, str],
