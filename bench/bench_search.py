@@ -157,8 +157,9 @@ def run_cpu(cmd: list[str], **kw: Any) -> tuple[subprocess.CompletedProcess[Any]
     return p, time.perf_counter() - t0, _children_cpu() - c0
 
 
-def child(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
-    e = dict(os.environ if env is None else env, PYTHONPATH=str(REPO / "server"), PYTHONPYCACHEPREFIX=str(PYCACHE))
+def child(code: str, *args: str, env: dict[str, str] | None = None, server: Path | None = None) -> dict[str, Any]:
+    e = dict(os.environ if env is None else env, PYTHONPATH=str(server or REPO / "server"),
+             PYTHONPYCACHEPREFIX=str(PYCACHE))
     e.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed Segue has its bytecode; so does the bench's copy
     p, _wall, cpu = run_cpu([sys.executable, "-c", code, *args], env=e, capture_output=True, text=True, check=True)
     out = json.loads(p.stdout.strip().splitlines()[-1])
@@ -176,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-count", type=int, default=20)
     ap.add_argument("--corpus", help="an existing corpus directory, used read-only (instead of --cache-dir & co.)")
     ap.add_argument("--build-runs", type=int, default=3, help="paired floor/serial/parallel build rounds")
+    ap.add_argument("--before", type=Path, help="another Segue's server/ (e.g. /work/base/server): its build on every "
+                    "core joins each round, and the figures compare the two")
+    ap.add_argument("--no-serial", action="store_true", help="leave the serial reference build out of the rounds")
+    ap.add_argument("--no-queries", action="store_true", help="the builds only")
     ap.add_argument("--state", help="a Segue state directory whose index of --corpus is warm (built once and kept): "
                     "measure only the queries (CLI and server), no floor, builds or size")
     a = ap.parse_args(argv)
@@ -198,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus: {sum(exp['counts'].values())} sessions, {exp['bytes'] / 1e9:.2f} GB ({corpus})")
         if not a.state:
             _builds(a, corpus, exp, home, state)
-        _queries(a, home, state)
+        if not a.no_queries:
+            _queries(a, home, state)
     finally:
         if not a.state:
             shutil.rmtree(state, ignore_errors=True)
@@ -214,17 +220,24 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
           f"{cold['build_s']:.2f} s; max RSS {cold['max_rss_mb']:.0f} MB")
     # paired and interleaved in one go: floor, serial build (SEGUE_SEARCH_WORKERS=0, the reference), the
     # build on every core; the medians of each, so other people's load on a shared machine hits all three
-    floors, serials, builds = [], [], []
-    for _ in range(a.build_runs):
+    floors: list[dict[str, Any]] = []
+    serials: list[dict[str, Any]] = []
+    builds: list[dict[str, Any]] = []
+    befores: list[dict[str, Any]] = []
+    kinds: list[tuple[str, list[dict[str, Any]], Path | None]] = [] if a.no_serial else [("0", serials, None)]
+    kinds.append(("", builds, None))
+    if a.before:
+        kinds.append(("", befores, a.before))
+    for r in range(a.build_runs):
         floors.append(child(_FLOOR, str(corpus / "files.txt")))
-        for kind, out in (("0", serials), ("", builds)):
+        for kind, out, server in (kinds if r % 2 == 0 else kinds[::-1]):  # alternate the order too
             for p in (state / "cache").glob("search.sqlite*"):
                 p.unlink()
             env = dict(os.environ)
             env.pop("SEGUE_SEARCH_WORKERS", None)
             if kind:
                 env["SEGUE_SEARCH_WORKERS"] = kind
-            out.append(child(_BUILD, str(state), str(home), env=env))
+            out.append(child(_BUILD, str(state), str(home), env=env, server=server))
 
     def med(rows: list[dict[str, Any]], key: str) -> float:
         return statistics.median(r[key] for r in rows)
@@ -233,7 +246,10 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
     print(f"floor (one orjson pass, page cache warm), median of {a.build_runs}: {fw:.2f} s wall, {fc:.2f} s CPU")
     build = builds[-1]
     for name, rows in (("serial build (SEGUE_SEARCH_WORKERS=0)", serials),
-                       (f"build on every core ({build['workers']} workers)", builds)):
+                       (f"build on every core ({build['workers']} workers)", builds),
+                       (f"before ({a.before}), on every core", befores)):
+        if not rows:
+            continue
         w, c = med(rows, "build_s"), med(rows, "cpu_s")
         print(f"{name}: {w:.2f} s = {w / fw:.2f}x the floor (target <= 1.5x); CPU {c:.2f} s = {c / fc:.2f}x "
               f"(the writer {med(rows, 'writer_cpu_s'):.2f} s of it, the workers {med(rows, 'workers_cpu_s'):.2f} s; "
@@ -241,7 +257,13 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
               f"{max(r['max_rss_mb'] for r in rows):.0f} MB, each worker's at most "
               f"{max(r['workers_max_rss_mb'] for r in rows):.0f} MB (target <= 100 MB)")
     print(f"  runs (wall s): floor {[round(f['seconds'], 2) for f in floors]}, serial "
-          f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}")
+          f"{[round(r['build_s'], 2) for r in serials]}, every core {[round(r['build_s'], 2) for r in builds]}"
+          + (f", before {[round(r['build_s'], 2) for r in befores]}" if befores else ""))
+    if befores:
+        pairs = [(b["cpu_s"], x["cpu_s"]) for b, x in zip(befores, builds, strict=True)]
+        print(f"  paired CPU after/before per round: {[round(x / b, 3) for b, x in pairs]}, median "
+              f"{statistics.median(x / b for b, x in pairs):.3f}; writer CPU after {med(builds, 'writer_cpu_s'):.2f} "
+              f"s vs before {med(befores, 'writer_cpu_s'):.2f} s")
     print(f"  {build['sessions']} sessions, {build['steps']} steps indexed")
     size = sum(p.stat().st_size for p in (state / "cache").glob("search.sqlite*"))
     print(f"index size: {size / 1e6:.1f} MB = {100 * size / exp['bytes']:.1f} % of the transcripts "

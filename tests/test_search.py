@@ -343,3 +343,44 @@ def test_two_processes_building_at_once_agree(stores: Any) -> None:
     assert con.execute("SELECT count(*) FROM sessions").fetchone()[0] == \
         con.execute("SELECT count(DISTINCT runtime || ':' || id) FROM sessions").fetchone()[0]
     con.close()
+
+
+def test_the_sources_are_taken_once_unless_another_writer_held_the_lock(stores: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build takes the stores' sources once (before the listing); one that had to wait for another writer takes
+    them again, and finds the index that writer built fresh. Negative control: the counts differ by path."""
+    import threading
+
+    from segue.search import engine
+
+    svc, root, environ = stores
+    passes: list[str] = []
+    real = engine._sources
+
+    def counted(*a: Any, **kw: Any) -> Any:
+        passes.append(threading.current_thread().name)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(engine, "_sources", counted)
+    first = svc.search("files")
+    assert first.refreshed is not None and passes == [threading.current_thread().name]  # no second pass
+
+    holder, waiter = service(root, environ), service(root, environ)
+    hidx = engine.index_for(holder)
+    engine.index_for(waiter).connection()
+    with hidx.write_lock():  # stale as after a store's change: no probe, another digest of the sources
+        hidx.connection().execute("DELETE FROM probe")
+        hidx.connection().execute("UPDATE meta SET value = 'stale' WHERE key = 'sources'")
+    waiting = threading.Event()
+    out: list[Any] = []
+    passes.clear()
+    with hidx.write_lock():
+        t = threading.Thread(target=lambda: out.append(waiter.search("files", notice=lambda _m: waiting.set())),
+                             name="waiter")
+        t.start()
+        assert waiting.wait(60)  # it found the index stale and waits for the lock
+        assert holder.search("files").refreshed is not None  # the holder builds meanwhile
+    t.join(60)
+    assert out and out[0].refreshed is None  # looked again and found it fresh: nothing built twice
+    assert passes.count("waiter") == 2
+    assert {(r.runtime, r.id) for r in out[0].results} == keys(first)

@@ -76,6 +76,26 @@ def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytes
     assert raw and SECRET.encode() not in raw  # redacted in the workers as in the writer
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_any_batch_size_builds_the_serial_index(two: Any, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    """Sessions go to the workers BATCH to a message (the last batch short, the answers as they come): the index is
+    the serial one whatever the batch."""
+    a, b, env_a, env_b = two
+    serial = build(a, env_a, monkeypatch, 0)
+    monkeypatch.setattr(workers, "BATCH", batch)
+    monkeypatch.setattr(workers, "IN_FLIGHT", 2 * batch)
+    sent: list[int] = []
+    real_send = workers._Worker.send
+
+    def send(self: Any, tasks: Any) -> bool:
+        sent.append(len(tasks))
+        return real_send(self, tasks)
+
+    monkeypatch.setattr(workers._Worker, "send", send)
+    assert build(b, env_b, monkeypatch, 2) == serial
+    assert sent and max(sent) == batch and sum(sent) == len(serial["index"]["sessions"])
+
+
 def _grow_claude(root: Path) -> None:
     path = store_changes.append_claude_reply(root, "Now the zebrafish can count.")
     os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)  # the same in both copies: keys hash it

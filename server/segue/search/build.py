@@ -152,7 +152,7 @@ class _Session:
         if hit is not _MISSING:
             return hit
         out = compute()
-        if self._scoped.learned():  # this text taught the session a value: from here on, text by text
+        if self._scoped.learned_count():  # this text taught the session a value: from here on, text by text
             self._fresh = False
         elif not (isinstance(out, str) and self._d.withheld in out):
             self._d._store(key, text, out)

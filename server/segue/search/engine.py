@@ -128,6 +128,12 @@ def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = Fal
     return out, probe.pack(rec, str(env.home), env.environ)
 
 
+def _digested(found: tuple[dict[tuple[str, str], str], bytes | None]) -> tuple[str, bytes | None]:
+    from segue.search.index import sources_digest
+
+    return sources_digest(found[0]), found[1]
+
+
 def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any]) -> bool:
     try:
         for src in reader().sources():
@@ -149,16 +155,20 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
         if not force and idx.probe_matches(str(svc.env.home), svc.env.environ):  # nothing discovery sees changed
             st.checked_at = time.monotonic()
             return None
-        sources, seen = _sources(svc.env, record=True)
+        # only the digest is kept: at 32k sessions the dict of fingerprints is ~10 MB through the whole build
+        sources, seen = _digested(_sources(svc.env, record=True))
         if not force and idx.sources_match(sources):
             if seen is not None:
                 idx.store_probe(sources, seen)  # kept only while the index's digest is this one
             st.checked_at = time.monotonic()
             return None
         with idx.write_lock():
-            # taken before the listing: a write during it shows next time
-            sources, seen = _sources(svc.env, record=True)
-            if not force and idx.sources_match(sources):  # another process caught up while we waited
+            # The sources (and the probe) taken before the listing: a write during it shows next time. The pass
+            # above was, so it serves unless we waited for another writer (then the stores may have moved on
+            # while it caught up: look again, and find it fresh if it caught up with them).
+            if idx.waited_for_lock:
+                sources, seen = _digested(_sources(svc.env, record=True))
+            if not force and idx.sources_match(sources):  # another process caught up meanwhile
                 if seen is not None:
                     idx.store_probe(sources, seen)
                 st.checked_at = time.monotonic()

@@ -86,6 +86,7 @@ INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 """
 
 
+Sources = dict[tuple[str, str], str] | str  # every source's fingerprint, or their `sources_digest`
 # (tasks: (position in the build, session, stored hashes)) -> (position, Prepared or None), as they finish
 Parallel = Callable[[Iterator[tuple[int, "Session", bytes]]], Iterator[tuple[int, "Prepared | None"]]]
 
@@ -146,6 +147,7 @@ class SearchIndex:
         self._con: sqlite3.Connection | None = None
         self._thread_lock = threading.RLock()
         self._held = 0
+        self.waited_for_lock = False  # whether taking `write_lock` last had to wait for another process
         self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
         self._batch = _Batch()  # a build's new sessions not written yet
 
@@ -243,9 +245,11 @@ class SearchIndex:
     def _flock(self) -> Iterator[None]:
         fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
+            self.waited_for_lock = False
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                self.waited_for_lock = True
                 self.notice("waiting for another Segue process that is updating the search index")
                 fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -274,11 +278,11 @@ class SearchIndex:
         row = self.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def sources_match(self, sources: dict[tuple[str, str], str]) -> bool:
+    def sources_match(self, sources: Sources) -> bool:
         """Is every source the readers see now the one the index was refreshed from (no more, no fewer)?"""
         return self.meta("sources") == sources_digest(sources)
 
-    def store_probe(self, sources: dict[tuple[str, str], str], blob: bytes) -> None:
+    def store_probe(self, sources: Sources, blob: bytes) -> None:
         """Remember what discovery looked at when it saw these sources (segue.search.probe). Caller holds
         `write_lock`; the probe counts only while the index's own digest is the same (`probe_matches`)."""
         con = self.connection()
@@ -306,7 +310,7 @@ class SearchIndex:
 
     # -- building -----------------------------------------------------------------------------------------------
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
-                redact: Callable[[str, int], str], sources: dict[tuple[str, str], str] | None = None,
+                redact: Callable[[str, int], str], sources: Sources | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None, redacted_by: str = "",
                 parallel: Parallel | None = None) -> RefreshStats:
@@ -687,7 +691,10 @@ class SearchIndex:
         return total
 
 
-def sources_digest(sources: dict[tuple[str, str], str]) -> str:
+def sources_digest(sources: Sources) -> str:
+    """The digest of every source's fingerprint; a str is such a digest already."""
+    if isinstance(sources, str):
+        return sources
     h = blake2b(digest_size=16)
     for (rt, p), fp in sorted(sources.items()):
         h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))

@@ -3,14 +3,17 @@ process holding `search.lock`) only writes what they send back.
 
 Each worker is `python -m segue.search.workers`, a fresh interpreter of this Segue (never a fork: the language
 server has threads, and `python -m segue` has no `__main__` guard multiprocessing could use). It gets the
-readers' `Env` and the environment the Redactor takes its exact values from, then one session at a time:
-`(pos, Session, stored hashes)` in, `(pos, Prepared)` out (segue.search.build: the same computation the serial
-build streams into SQLite). Messages are length-prefixed pickles between this process and its own child over
-pipes; nothing else reads or writes them.
+readers' `Env` and the environment the Redactor takes its exact values from, then sessions in batches of
+BATCH: a list of `(pos, Session, stored hashes)` in, lists of `(pos, Prepared)` out (segue.search.build: the
+same computation the serial build streams into SQLite). Batched because every message costs both processes a
+wake-up, a pickle and a few system calls: one per session was most of the writer's time outside SQLite.
+Messages are length-prefixed pickles between this process and its own child over pipes; nothing else reads or
+writes them.
 
-At most `IN_FLIGHT` sessions wait per worker, so memory stays bounded by the sessions being worked on. A worker
-that fails on a session answers None for it, a worker that dies answers None for what it held, and the writer
-indexes those sessions itself, serially: the result never depends on a worker having worked.
+At most `IN_FLIGHT` sessions wait per worker, so memory stays bounded by the sessions being worked on (a worker
+sends what it has answered once that holds ANSWER_CHARS of text, without waiting for the rest of its batch). A
+worker that fails on a session answers None for it, a worker that dies answers None for what it held, and the
+writer indexes those sessions itself, serially: the result never depends on a worker having worked.
 
 SEGUE_SEARCH_WORKERS=N sets how many (default: the cores this process may use, at most MAX_WORKERS); 0 or 1 is
 the serial build.
@@ -18,6 +21,7 @@ the serial build.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import queue
@@ -30,10 +34,12 @@ from pathlib import Path
 from typing import IO, Any
 
 MAX_WORKERS = 4
-IN_FLIGHT = 2
+BATCH = 8  # sessions per message to a worker
+IN_FLIGHT = 2 * BATCH  # sessions a worker holds at most: the next batch is there when it finishes one
+ANSWER_CHARS = 1_000_000  # a worker's answers are sent once they hold this much text, even mid-batch
 _LEN = struct.Struct("<Q")
 
-Task = tuple[int, Any, bytes]  # (position, Session, stored hashes)
+Task = tuple[int, Any, bytes]  # (position, Session, stored hashes); sent BATCH to a message
 PEAKS_MB: list[float] = []  # each finished worker's peak memory (Linux), for the benchmark
 CPU_S: list[float] = []  # each finished worker's CPU seconds, user + system (Linux), for the benchmark
 
@@ -91,16 +97,17 @@ class _Worker:
     def _read(self, results: queue.Queue[tuple[int, Any]]) -> None:
         try:
             while True:
-                results.put((self.wid, _recv(self.stdout)))
+                for answer in _recv(self.stdout):  # a list of (pos, Prepared or None)
+                    results.put((self.wid, answer))
         except Exception:  # EOF, a broken pipe, an unreadable answer: this worker is done
             results.put((self.wid, None))
 
-    def send(self, task: Task) -> bool:
+    def send(self, batch: list[Task]) -> bool:
         try:
-            _send(self.stdin, task)
+            _send(self.stdin, batch)
         except (OSError, ValueError):
             return False
-        self.held.add(task[0])
+        self.held.update(t[0] for t in batch)
         return True
 
     def peak_mb(self) -> float | None:
@@ -163,14 +170,16 @@ def run(tasks: Iterable[Task], env: Any, environ: Mapping[str, str], n: int) -> 
 
         def feed(w: _Worker) -> Iterator[tuple[int, Any]]:
             nonlocal exhausted
-            while w.alive and not exhausted and len(w.held) < IN_FLIGHT:
-                task = next(pending, None)
-                if task is None:
+            while w.alive and not exhausted and len(w.held) + BATCH <= IN_FLIGHT:
+                batch = list(itertools.islice(pending, BATCH))
+                if len(batch) < BATCH:
                     exhausted = True
+                if not batch:
                     return
-                if not w.send(task):
+                if not w.send(batch):
                     w.alive = False
-                    yield task[0], None
+                    for task in batch:
+                        yield task[0], None
                     return
 
         for w in workers:
@@ -204,15 +213,13 @@ def _worker_main() -> int:
     inp = sys.stdin.buffer
     env, environ = _recv(inp)
 
-    from segue.model import ReadStats
     from segue.redact import Redactor
-    from segue.search import engine
-    from segue.search.build import Distinct, distinct_enabled, prepare
+    from segue.search.build import Distinct, distinct_enabled
     from segue.stores.opencode import shared_connections
 
     redactor = Redactor(environ=environ)
     distinct = Distinct(redactor) if distinct_enabled() else None
-    tasks: queue.Queue[Task | None] = queue.Queue()
+    tasks: queue.Queue[list[Task] | None] = queue.Queue()
 
     def read_tasks() -> None:  # always drained, so the writer never blocks on a full pipe while we answer
         try:
@@ -224,27 +231,43 @@ def _worker_main() -> int:
     threading.Thread(target=read_tasks, daemon=True).start()
     with shared_connections():
         while True:
-            task = tasks.get()
-            if task is None:
+            batch = tasks.get()
+            if batch is None:
                 break
-            pos, s, old = task
-            try:
-                # one memory of found values per session, as the serial build has
-                if distinct is not None:  # each distinct text redacted once (build.Distinct: the same result)
-                    one = distinct.session()
-                    result = prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of)
-                else:
-                    scoped = redactor.scoped()
-
-                    def redact(text: str, cap: int, scoped: Any = scoped) -> str:
-                        return scoped.excerpt(text, cap)[0]
-
-                    result = prepare(s, old, engine._steps(env, s, ReadStats()), redact)
-            except Exception:
-                result = None  # the writer does this one itself and meets the error where it always would
-            _send(out, (pos, result))
+            answers: list[tuple[int, Any]] = []
+            chars = 0
+            for pos, s, old in batch:
+                result = _one(s, old, env, redactor, distinct)
+                answers.append((pos, result))
+                chars += sum(len(r[1]) for r in result.rows) if result is not None else 0
+                if chars >= ANSWER_CHARS:  # a few big sessions: sent now, not held for the rest of the batch
+                    _send(out, answers)
+                    answers, chars = [], 0
+            if answers:
+                _send(out, answers)
     out.close()
     return 0
+
+
+def _one(s: Any, old: bytes, env: Any, redactor: Any, distinct: Any) -> Any:
+    """One session's Prepared, or None when it failed (the writer does it itself and meets the error there)."""
+    from segue.model import ReadStats
+    from segue.search import engine
+    from segue.search.build import prepare
+
+    try:
+        # one memory of found values per session, as the serial build has
+        if distinct is not None:  # each distinct text redacted once (build.Distinct: the same result)
+            one = distinct.session()
+            return prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of)
+        scoped = redactor.scoped()
+
+        def redact(text: str, cap: int) -> str:
+            return scoped.excerpt(text, cap)[0]
+
+        return prepare(s, old, engine._steps(env, s, ReadStats()), redact)
+    except Exception:
+        return None
 
 
 if __name__ == "__main__":
