@@ -43,13 +43,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from segue import __version__
 from segue.errors import SegueError
 from segue.quote import clean
+from segue.record import record
 from segue.search.build import Prepared, shown_fields
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
@@ -57,7 +55,11 @@ try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI q
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
+TYPE_CHECKING = False  # not typing's (nor pathlib, nor dataclasses): a CLI query imports this module
 if TYPE_CHECKING:  # the query path never imports the listing or the readers
+    from pathlib import Path
+    from typing import Any
+
     from segue.model import ReadStats, Session, Step
 
 SCHEMA_VERSION = 4
@@ -112,7 +114,7 @@ def _built_by() -> str:
     return f"{SCHEMA_VERSION}/{__version__}"
 
 
-@dataclass
+@record
 class Hit:
     """One matching session: its best step."""
 
@@ -128,7 +130,7 @@ class Hit:
     updated_at: float | None
 
 
-@dataclass
+@record
 class RefreshStats:
     sessions: int = 0  # sessions in the listing
     indexed: int = 0  # sessions read again
