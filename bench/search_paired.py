@@ -6,6 +6,8 @@ Per query kind (rare word, two words, phrase, common, very common, filters), eac
 (the floor), the old and the new `segue search … --json` (and the table), alternating which goes first, and
 compares their stdout byte for byte. Prints median CPU (user + system) and wall per kind, and the load.
 Nothing is written but the pycache under --pycache (the index is warm: both sides answer from it).
+With --server, the same cases as `segue/search` requests on two live language servers (old, new), alternating,
+median round trip of --server-runs each, results compared.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--pycache", default="/tmp/segue-bench-pycache-paired")
     ap.add_argument("--only", help="run only the cases whose name contains this")
+    ap.add_argument("--server", action="store_true", help="segue/search round trips on live servers instead")
+    ap.add_argument("--server-runs", type=int, default=15)
     a = ap.parse_args(argv)
     sides = {"before": str(Path(a.before).resolve()), "after": str(REPO / "server")}
     envs = {}
@@ -65,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         envs[side] = e
     py = sys.executable
     cases = [c for c in CASES if not a.only or a.only in c[0]]
+    if a.server:
+        return _server(a, envs, cases)
     rows: dict[str, dict[str, list[tuple[float, float]]]] = {n: {"floor": [], "before": [], "after": []}
                                                             for n, _ in cases}
     diffs: list[str] = []
@@ -92,6 +98,53 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:24} " + " ".join(f"{med[k][0]:4.0f} /{med[k][1]:4.0f}" for k in ("floor", "before", "after"))
               + f"  {med['after'][0] / max(med['before'][0], 1e-9):.2f}")
     print("byte-identical: " + ("all" if not diffs else "NO: " + ", ".join(diffs)))
+    return 1 if diffs else 0
+
+
+def _params(words: list[str]) -> dict[str, object]:
+    """The CLI words as segue/search params."""
+    p: dict[str, object] = {}
+    q: list[str] = []
+    it = iter(w for w in words if w != "!table")
+    for w in it:
+        if w in ("--runtime", "--in"):
+            p.setdefault(w[2:], []).append(next(it))  # type: ignore[union-attr]
+        elif w in ("--dir", "--since"):
+            p[w[2:]] = next(it)
+        else:
+            q.append(w)
+    p["query"] = " ".join(q)
+    return p
+
+
+def _server(a: argparse.Namespace, envs: dict[str, dict[str, str]], cases: list[tuple[str, list[str]]]) -> int:
+    sys.path.insert(0, str(REPO))
+    from bench.lsp_client import Client
+
+    clients = {side: Client([sys.executable, "-m", "segue", "serve"], env) for side, env in envs.items()}
+    try:
+        for c in clients.values():
+            c.initialize(a.state)
+        times: dict[str, dict[str, list[float]]] = {n: {s: [] for s in clients} for n, _ in cases}
+        diffs = []
+        loads = [os.getloadavg()[0]]
+        for name, words in cases:
+            params = _params(words)
+            got = {side: c.request("segue/search", params)[0] for side, c in clients.items()}  # warm-up
+            if got["before"] != got["after"]:
+                diffs.append(name)
+            for r in range(a.server_runs):
+                for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
+                    times[name][side].append(clients[side].request("segue/search", params)[1])
+            loads.append(os.getloadavg()[0])
+    finally:
+        for c in clients.values():
+            c.close()
+    print(f"segue/search round trips, {a.server_runs} each, load {min(loads):.1f}-{max(loads):.1f}; medians ms")
+    for name, _w in cases:
+        b, f = (1000 * statistics.median(times[name][s]) for s in ("before", "after"))
+        print(f"{name:24} before {b:6.1f}  after {f:6.1f}  ({f / b:.2f})")
+    print("same results: " + ("all" if not diffs else "NO: " + ", ".join(diffs)))
     return 1 if diffs else 0
 
 
