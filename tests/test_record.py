@@ -66,8 +66,9 @@ def test_inherited_fields() -> None:
 
 
 def test_a_quick_query_imports_no_dataclasses() -> None:
-    code = ("import sys; import segue.cli_search, segue.search.fast, segue.paths, segue.timefmt, segue.table; "
-            "print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'segue.model') if m in sys.modules))")
+    code = ("import sys; import segue.cli_search, segue.search.fast, segue.paths, segue.timefmt, segue.table, "
+            "segue.within; print(sorted(m for m in ('dataclasses', 'typing', 'inspect', 'segue.model', "
+            "'segue.listing', 'segue.stores') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

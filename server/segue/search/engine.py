@@ -265,7 +265,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
         shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
                                     limit=limit, phrases=_bounding(parsed))
     else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
-        from segue.listing import cwd_within
+        from segue.within import cwd_within
 
         hits, _all = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since)
         within: dict[str | None, bool] = {}
