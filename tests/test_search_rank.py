@@ -180,3 +180,52 @@ def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_pa
         res = engine.answer(idx, Q.parse("deploy"), None, None, None, None, 5, lambda: None, "")
         pages.append(([(r.id, r.step, r.snippet) for r in res.results], res.total))
     assert pages[0] == pages[1] and pages[0][1] == 40 and len(pages[0][0]) == 5
+
+
+def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--in` read from docs_content (SEGUE_SEARCH_KIND_JOIN) keeps exactly the steps FTS5's own column keeps:
+    same pages and totals, bounded or not, with the other filters; and it really filters (negative control)."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(3)
+    words = ["test", "cargo", "build", "the", "parser"]
+    kinds = ["request", "message", "command"]
+    state = StateDir(tmp_path / "s")
+    idx = SearchIndex(state.private(state.cache))
+    plan = {f"s{i:03d}": (rng.uniform(0.0, 300.0), [(rng.choice(kinds), " ".join(
+        rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 99)}" for _ in range(rng.randint(1, 20))))
+        for _ in range(rng.randint(1, 8))]) for i in range(200)}
+    listed = [Session(runtime=rng.choice(["claude", "codex"]), id=sid, store_path=str(tmp_path / sid),
+                      updated_at=NOW - age * DAY) for sid, (age, _steps) in plan.items()]
+
+    def steps(s: Session, _st: Any) -> Any:
+        for kind, text in plan[s.id][1]:
+            yield Step(kind=kind, text=text, exit_code=0 if kind == "command" else None)
+
+    with idx.write_lock():
+        idx.refresh(listed, steps, lambda t, cap: t[:cap], {})
+    con = idx.connection()
+    assert I._kind_filter(con, ["command"])[0]  # the join is what is tested here
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
+    for text in ["test", "the", "cargo build", '"the parser"', "w1*"]:
+        parsed = Q.parse(text)
+        for where in (["command"], ["request", "message"], ["message"]):
+            for kw in ({}, {"since": NOW - 100 * DAY}, {"runtimes": ["codex"]}):
+                for limit in (3, 20, None):
+                    got = []
+                    for switch in ("1", "0"):
+                        monkeypatch.setenv("SEGUE_SEARCH_KIND_JOIN", switch)
+                        res = engine.answer(idx, parsed, tuple(where), kw.get("runtimes"), None, kw.get("since"),
+                                            limit, lambda: None, "")
+                        got.append(([(r.id, r.step, r.where, r.snippet) for r in res.results], res.total))
+                    assert got[0] == got[1], (text, where, kw, limit)
+                    assert all(w in where for _i, _s, w, _t in got[0][0])
+    monkeypatch.delenv("SEGUE_SEARCH_KIND_JOIN")
+    every = engine.answer(idx, Q.parse("test"), None, None, None, None, None, lambda: None, "")
+    cmds = engine.answer(idx, Q.parse("test"), ("command",), None, None, None, None, lambda: None, "")
+    assert 0 < cmds.total < every.total  # the filter drops sessions whose matches are all of other kinds
+    assert {r.where for r in every.results} > {"command"}

@@ -165,10 +165,10 @@ def _parse_quick(argv: list[str]) -> Any:
         i += 1
     if runs > 1:
         return None
-    if ns.runtime:  # the registry (every runtime's descriptor) only when asked to filter by one
-        from segue.stores import RUNTIMES
+    if ns.runtime:  # the registry's ids, without importing every runtime's reader
+        from segue.runtime_ids import RUNTIME_IDS
 
-        if any(r not in RUNTIMES for r in ns.runtime):
+        if any(r not in RUNTIME_IDS for r in ns.runtime):
             return None
     if isinstance(ns.limit, str):
         try:

@@ -9,7 +9,9 @@ Segue's, so any module may import it.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # not typing's: a CLI query imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 INVALID_PARAMS = "invalid_params"  # the reason of a usage error: CLI exit 2, JSON-RPC -32602
 

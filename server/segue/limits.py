@@ -6,12 +6,11 @@ Out of range is a usage error on both surfaces (CLI exit 2, JSON-RPC -32602): no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from segue.errors import InvalidArgument
+from segue.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Bound:
     """The values a count accepts."""
 
@@ -34,7 +33,7 @@ class Bound:
         return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param(Bound):
     """A count with the default both surfaces use when it is not given."""
 

@@ -31,6 +31,7 @@ from segue.paths import StateDir
 from segue.stores import RUNTIMES, descriptor
 from segue.stores.base import Env, Location, Reader, Source
 from segue.stores.text import fast_paths
+from segue.within import cwd_within as cwd_within
 
 
 def reader_for(runtime: str, env: Env) -> Reader:
@@ -100,23 +101,6 @@ class Listing:
             if group:
                 groups.append(group)
         return groups
-
-
-def cwd_within(cwd: str | None, directory: str) -> bool:
-    if not cwd:
-        return False
-    base = os.path.normpath(os.path.abspath(os.path.expanduser(directory)))
-    forms = {os.path.normpath(cwd)}
-    with contextlib.suppress(OSError), probe.observe():  # symlinks decide it: a warm replay re-resolves them
-        forms.add(os.path.realpath(cwd))
-    bases = {base}
-    with contextlib.suppress(OSError), probe.observe():
-        bases.add(os.path.realpath(base))
-    for c in forms:
-        for b in bases:
-            if c == b or c.startswith(b.rstrip(os.sep) + os.sep):
-                return True
-    return False
 
 
 class ListingCache:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from segue.errors import SegueError
+from segue.record import record
 
 
 class UnsafeDirectory(SegueError):
@@ -56,7 +56,7 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StateDir:
     root: Path
 

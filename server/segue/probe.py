@@ -33,7 +33,6 @@ import marshal
 import os
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from segue.replay import (  # noqa: F401 - the replay half, re-exported
     _STAT,
@@ -45,6 +44,10 @@ from segue.replay import (  # noqa: F401 - the replay half, re-exported
     env_digest,
     unchanged,
 )
+
+TYPE_CHECKING = False  # not typing's: a CLI query's --dir imports this module (segue.within)
+if TYPE_CHECKING:
+    from typing import Any
 
 _LOCK = threading.Lock()  # one recording at a time: the patches are process-wide
 _ACTIVE: list[Recording] = []  # the recording under way (at most one), for observe()

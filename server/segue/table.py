@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from segue.model import Session
 from segue.quote import clean, mark_invisible
+
+TYPE_CHECKING = False  # not typing's: a CLI query's table imports this module
+if TYPE_CHECKING:
+    from segue.model import Session
 
 
 def age(ts: float | None, now: float) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from segue.search.index import SearchUnavailable
 from segue.search.query import QueryError
+
+TYPE_CHECKING = False  # not typing's: a CLI query imports this package
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Cancelled", "QueryError", "SearchUnavailable"]
 

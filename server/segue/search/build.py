@@ -15,22 +15,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from segue.record import factory, record
+
+TYPE_CHECKING = False  # not typing's: a CLI query imports this module (through segue.search.index)
 if TYPE_CHECKING:
+    from typing import Any
+
     from segue.model import ReadStats, Session, Step
     from segue.redact import Redactor
 
 Row = tuple[int, str, str, "int | None"]  # (step index, indexed text, kind, exit code)
 
 
-@dataclass
+@record
 class Prepared:
     hashes: bytes  # 8 bytes per step, as stored in `sessions.hashes`
     steps: int  # how many steps the session has now
     diverged: int | None  # the first step that differs from the stored hashes (None: none differs)
-    rows: list[Row] = field(default_factory=list)  # rows of the steps from `diverged` on (index-relative)
+    rows: list[Row] = factory(list)  # rows of the steps from `diverged` on (index-relative)
     kept: int = 0  # steps before `diverged` that matched: not written again
     title: str | None = None
     label: str | None = None

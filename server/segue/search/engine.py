@@ -15,11 +15,10 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from segue.limits import SEARCH_LIMIT
 from segue.quote import mark_invisible
+from segue.record import factory, record
 from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
@@ -27,6 +26,8 @@ from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # a CLI query (segue.search.fast) imports neither the model nor the registry of readers
+    from typing import Any
+
     from segue.model import ReadStats, Session
 
 MARK_START, MARK_END = "\x02", "\x03"  # inside the service; JSON shows « », a terminal shows bold
@@ -40,7 +41,7 @@ HALF_LIFE_DAYS = 14.0
 Progress = Callable[[int, int], None]
 
 
-@dataclass
+@record
 class SearchResult:
     runtime: str
     id: str
@@ -55,7 +56,7 @@ class SearchResult:
     exit_code: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        from segue.model import iso
+        from segue.timefmt import iso
 
         return {"runtime": self.runtime, "id": self.id, "title": self.title, "cwd": self.cwd,
                 "updated_at": iso(self.updated_at), "where": self.where,
@@ -63,12 +64,12 @@ class SearchResult:
                 "step": self.step, "parent_id": self.parent_id, "exit_code": self.exit_code}
 
 
-@dataclass
+@record
 class SearchResults:
     results: list[SearchResult]
     total: int
     refreshed: RefreshStats | None = None
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = factory(list)
 
     def to_json(self) -> dict[str, Any]:
         return {"results": [r.to_json() for r in self.results], "total": self.total}
@@ -274,7 +275,7 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
         shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
                                     limit=limit, phrases=_bounding(parsed))
     else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
-        from segue.listing import cwd_within
+        from segue.within import cwd_within
 
         hits, _all = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since)
         within: dict[str | None, bool] = {}

@@ -43,13 +43,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from segue import __version__
 from segue.errors import SegueError
 from segue.quote import clean
+from segue.record import record
 from segue.search.build import Prepared, shown_fields
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
@@ -57,7 +55,11 @@ try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI q
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
+TYPE_CHECKING = False  # not typing's (nor pathlib, nor dataclasses): a CLI query imports this module
 if TYPE_CHECKING:  # the query path never imports the listing or the readers
+    from pathlib import Path
+    from typing import Any
+
     from segue.model import ReadStats, Session, Step
 
 SCHEMA_VERSION = 4
@@ -113,7 +115,7 @@ def _built_by() -> str:
     return f"{SCHEMA_VERSION}/{__version__}"
 
 
-@dataclass
+@record
 class Hit:
     """One matching session: its best step."""
 
@@ -129,7 +131,7 @@ class Hit:
     updated_at: float | None
 
 
-@dataclass
+@record
 class RefreshStats:
     sessions: int = 0  # sessions in the listing
     indexed: int = 0  # sessions read again
@@ -563,9 +565,9 @@ class SearchIndex:
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
-        src = "FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?"
+        join, kind = _kind_filter(con, where)
+        src = f"FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
         if where:
-            src += f" AND docs.kind IN ({','.join('?' * len(where))})"
             args += list(where)
         if runtimes:
             src += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
@@ -576,8 +578,8 @@ class SearchIndex:
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         # how many sessions match, for a bounded page: through the sessions table only when filtered on it
         count = ((f"SELECT count(DISTINCT docs.rowid >> 24) {src}", args) if runtimes or since is not None else
-                 ("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?"
-                  + (f" AND kind IN ({','.join('?' * len(where))})" if where else ""), [match, *(where or ())]))
+                 (f"SELECT count(DISTINCT docs.rowid >> 24) FROM docs{join} WHERE docs MATCH ?{kind}",
+                  [match, *(where or ())]))
         own = not con.in_transaction
         if own:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
@@ -709,6 +711,20 @@ PRUNE_MIN_ROWS = 4000
 PRUNE_SAMPLE_STEPS = 8
 PRUNE_SAMPLE_ROWS = 2000
 BM25_K1 = 1.2
+
+
+def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str]:
+    """(join, condition) keeping the steps of these kinds. FTS5 reads an UNINDEXED column of a matching row through
+    its own statement on the content table (every column of the row); reading `docs_content.c1` by its primary key
+    costs half that. Only when the content table is FTS5's as this schema creates it (id, then c0 = text, c1 =
+    kind, c2 = code); SEGUE_SEARCH_KIND_JOIN=0 always asks FTS5."""
+    if not where:
+        return "", ""
+    marks = ",".join("?" * len(where))
+    if os.environ.get("SEGUE_SEARCH_KIND_JOIN", "1") != "0" and [
+            r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
+        return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})"
+    return "", f" AND docs.kind IN ({marks})"
 
 
 def _prune_enabled() -> bool:

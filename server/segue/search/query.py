@@ -11,9 +11,9 @@ error (`QueryError`), never a traceback.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from segue.errors import InvalidArgument
+from segue.record import record
 
 MAX_QUERY = 1000  # characters: longer is not a search phrase but a pasted document
 MAX_TERMS = 32
@@ -33,7 +33,7 @@ class QueryError(InvalidArgument, ValueError):
     """The query cannot be searched; the message says why (CLI exit 2, JSON-RPC -32602)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Term:
     text: str
     phrase: bool = False  # typed in quotes
@@ -44,7 +44,7 @@ class Term:
         return quoted + " *" if self.prefix else quoted
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Query:
     terms: tuple[Term, ...]
 
@@ -114,12 +114,12 @@ def parse_since(value: str | None, now: float) -> float | None:
     """`--since`: an ISO 8601 date or time (UTC unless it says otherwise), or an age such as 90m, 12h, 7d, 2w."""
     if value is None:
         return None
-    from segue.model import parse_time
-
     v = value.strip().lower()
     m = _RELATIVE_RE.fullmatch(v)
     if m:
         return now - int(m.group(1)) * _UNIT[m.group(2)]
+    from segue.timefmt import parse_time
+
     t = parse_time(value.strip()) if value.strip() and not value.strip().isdigit() else None
     if t is None:
         raise QueryError(f"--since {value!r}: give a date such as 2026-11-30, a time such as 2026-11-30T14:00Z, "

@@ -21,10 +21,12 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from segue import __version__
+
+TYPE_CHECKING = False  # not typing's: a CLI query imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL (~4 ms of a CLI query)
     from _blake2 import blake2b
@@ -38,6 +40,8 @@ def enabled() -> bool:
 
 def rules_digest() -> str | None:
     """The redaction code as this process would run it (every module of segue.redact, and the Python)."""
+    from pathlib import Path
+
     d = Path(__file__).resolve().parent.parent / "redact"
     h = blake2b(digest_size=16)
     h.update(f"{sys.version}\0{__version__}\0".encode())
