@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from segue.stores.base import loads
 from segue.stores.codex.records import loads_line
 from segue.stores.codex.text import _OUTPUT_LINE_RE
-from segue.stores.jsoncut import CUT_MARK, cut_strings
+from segue.stores.jsoncut import CUT_MARK, CUT_QUOTES, DENSE_QUOTES, MARK_JSON, cut_strings, string_end
 from segue.stores.text import OUTPUT_KEEP
 
 # `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
@@ -120,3 +121,46 @@ def _fast_output(raw: bytes) -> dict[str, Any] | None:
         chunk = raw[o.end(): o.end() + 4096].decode("utf-8", "replace")
         head = chunk.replace("\\n", "\n").replace('\\"', '"')
     return {"type": "function_call_output", "call_id": m.group(1).decode("utf-8", "replace"), "output": head}
+
+
+_AGGREGATED_KEY = b'"aggregated_output":"'
+LATER_MIN = 1024  # outputs shorter than this are decoded with their line: deferring them would not pay
+
+
+class LaterOutput:
+    """A command's `aggregated_output` left undecoded in its line: decoded only when a consumer that needs
+    the outputs of the last steps alone asks for it (`StepBuilder(recent=…)`), as `decode_records` would
+    have decoded it with the line."""
+
+    __slots__ = ("end", "raw", "start")
+
+    def __init__(self, raw: bytes, start: int, end: int) -> None:
+        self.raw, self.start, self.end = raw, start, end  # the string's opening and closing quotes
+
+    def text(self) -> str | None:
+        lit = self.raw[self.start:self.end + 1]
+        s = loads_line(lit)
+        if not isinstance(s, str):  # invalid UTF-8: `decode_records` decodes the line with replacements
+            s = loads(lit.decode("utf-8", "replace"))
+        return s if isinstance(s, str) else None
+
+
+def command_item_later(raw: bytes, at: int) -> dict[str, Any] | None:
+    """An `item_completed` `CommandExecution` line decoded without its `aggregated_output`, which becomes a
+    `LaterOutput`. None (decode the line whole) unless the copy with that string emptied to the cut mark
+    decodes to a record whose item holds exactly the mark there and no `aggregatedOutput`."""
+    i = raw.find(_AGGREGATED_KEY, at)
+    if i < 0:
+        return None
+    j = i + len(_AGGREGATED_KEY) - 1
+    if raw.count(b'\\"', j, j + 2048) > DENSE_QUOTES:
+        return None  # escaped JSON: walking its quotes costs more than decoding it (as `cut_strings`)
+    k = string_end(raw, j, CUT_QUOTES)
+    if k < 0 or k - j < LATER_MIN:
+        return None
+    obj = loads_line(b"".join((raw[:j + 1], MARK_JSON, raw[k:])))
+    item = _dig(obj if isinstance(obj, dict) else None, "item")
+    if item is None or item.get("aggregated_output") != CUT_MARK or "aggregatedOutput" in item:
+        return None
+    item["aggregated_output"] = LaterOutput(raw, j, k)
+    return obj
