@@ -101,7 +101,7 @@ class Service:
             if not fresh and runtimes is None and last is not None and now - last[0] < self.reuse_within:
                 return last[1]
             if self._cache is None:
-                self._cache = ListingCache(self.state)
+                self._cache = ListingCache(self.state, runtimes)
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                        parallel=self.parallel, progress=progress or self.progress)
             if runtimes is None:

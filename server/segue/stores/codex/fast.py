@@ -124,7 +124,7 @@ def _fast_output(raw: bytes) -> dict[str, Any] | None:
 
 
 _AGGREGATED_KEY = b'"aggregated_output":"'
-LATER_MIN = 1024  # outputs shorter than this are decoded with their line: deferring them would not pay
+LATER_MIN = 0  # outputs of any length are deferred: even a short one costs more to decode and cut to its tail
 
 
 class LaterOutput:
