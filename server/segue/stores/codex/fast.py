@@ -10,7 +10,7 @@ from typing import Any
 from segue.stores.base import loads
 from segue.stores.codex.records import loads_line
 from segue.stores.codex.text import _OUTPUT_LINE_RE
-from segue.stores.jsoncut import CUT_MARK, CUT_QUOTES, DENSE_QUOTES, MARK_JSON, cut_strings, string_end
+from segue.stores.jsoncut import CUT_MARK, MARK_JSON, cut_strings, string_end
 from segue.stores.text import OUTPUT_KEEP
 
 # `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
@@ -124,7 +124,8 @@ def _fast_output(raw: bytes) -> dict[str, Any] | None:
 
 
 _AGGREGATED_KEY = b'"aggregated_output":"'
-LATER_MIN = 0  # outputs of any length are deferred: even a short one costs more to decode and cut to its tail
+# An output with more escaped quotes than this is decoded with its line: walking them costs more.
+LATER_QUOTES = 16
 
 
 class LaterOutput:
@@ -153,10 +154,8 @@ def command_item_later(raw: bytes, at: int) -> dict[str, Any] | None:
     if i < 0:
         return None
     j = i + len(_AGGREGATED_KEY) - 1
-    if raw.count(b'\\"', j, j + 2048) > DENSE_QUOTES:
-        return None  # escaped JSON: walking its quotes costs more than decoding it (as `cut_strings`)
-    k = string_end(raw, j, CUT_QUOTES)
-    if k < 0 or k - j < LATER_MIN:
+    k = string_end(raw, j, LATER_QUOTES)  # escaped JSON gives up early: decoding it whole costs less
+    if k < 0:
         return None
     obj = loads_line(b"".join((raw[:j + 1], MARK_JSON, raw[k:])))
     item = _dig(obj if isinstance(obj, dict) else None, "item")
