@@ -154,7 +154,9 @@ def command_item_later(raw: bytes, at: int) -> dict[str, Any] | None:
     if i < 0:
         return None
     j = i + len(_AGGREGATED_KEY) - 1
-    k = string_end(raw, j, LATER_QUOTES)  # escaped JSON gives up early: decoding it whole costs less
+    if raw.count(b'\\"', j, j + 256) > 4:
+        return None  # escaped JSON (tool output): walking its quotes costs more than decoding it whole
+    k = string_end(raw, j, LATER_QUOTES)
     if k < 0:
         return None
     obj = loads_line(b"".join((raw[:j + 1], MARK_JSON, raw[k:])))
