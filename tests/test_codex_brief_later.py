@@ -210,3 +210,41 @@ def test_late_outputs_with_the_stdlib_decoder(tmp_path: Path, monkeypatch: pytes
     assert _briefs(home, fast_on=True, late=True) == want
     assert count_later["later"] > 0
     _same_steps(home)
+
+
+def test_a_lone_output_is_what_the_scan_for_a_second_record_says() -> None:
+    """`_alone` (a short walk to the output string's end) decides as `_skip`'s scan of the whole line, on
+    outputs of every kind, alone, followed by other members, or with a second record run in (#24425)."""
+    import random
+
+    from segue.stores.codex.fast import _CALL_ID_AT_RE, _ENVELOPE_RE, _SKIP, _alone, _skip
+
+    rng = random.Random(11)
+    pieces = ["text ", "\n", '"', "\\", "{", "}", '{"timestamp"', "\\\\", "é", "\r\n", "  "]
+    second = _line("2026-01-01T00:00:01.000Z", "event_msg", {"type": "agent_message", "message": "hi"})
+    checked = alone = 0
+    for _ in range(3000):
+        out = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        payload: dict[str, Any] = {"type": "function_call_output", "call_id": "call_1", "output": out}
+        if rng.random() < 0.2:
+            payload["extra"] = {"k": "v"}  # the output is not the last member
+        bare = rng.random() < 0.3
+        rec = payload if bare else {"timestamp": "2026-01-01T00:00:00.000Z", "type": "response_item",
+                                    "payload": payload}
+        raw = json.dumps(rec, separators=(",", ":"), ensure_ascii=rng.random() < 0.5).encode() + b"\n"
+        if rng.random() < 0.3:
+            raw = raw[:rng.randint(len(raw) // 2, len(raw) - 1)] + second  # a cut record, the next run in
+        if rng.random() < 0.2:
+            raw = raw.replace(b"\n", b"\r\n")
+        at = raw.find(b'"call_id"')
+        m = _CALL_ID_AT_RE.match(raw, at) if at >= 0 else None
+        if m is None:
+            continue
+        if not bare:
+            env = _ENVELOPE_RE.match(raw)
+            assert env is not None
+        got = _alone(raw, at, m, bare)
+        assert got == (_skip(raw, at, bare) is _SKIP), raw
+        checked += 1
+        alone += got
+    assert checked > 2000 and 0 < alone < checked

@@ -68,6 +68,20 @@ def _skip(raw: bytes, at: int, bare: bool = False) -> Any:
     return None if raw.find(b'{"type"' if bare else b'{"timestamp"', at) >= 0 else _SKIP
 
 
+def _alone(raw: bytes, at: int, m: re.Match[bytes], bare: bool) -> bool:
+    """What `_skip` decides for a tool output (`_CALL_ID_AT_RE` match `m`): no second record starts after
+    `at`. When the output string is the last member, its end is found by a short walk: nothing but the
+    record's closing braces after it means no record start can follow (one would hold an unescaped quote,
+    which would have ended the string first). Otherwise, or for escaped JSON, the scan `_skip` makes."""
+    if m.group(2) is not None:
+        j = m.end() - 1
+        if raw.count(b'\\"', j, j + 256) <= 4:
+            k = string_end(raw, j, 8)
+            if k >= 0 and raw[k + 1:].rstrip() == (b"}" if bare else b"}}"):
+                return True
+    return _skip(raw, at, bare) is _SKIP
+
+
 def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
                 ) -> dict[str, Any] | None:
     """Decode `raw` with the long strings opened at `opens`, and the first value of each of `keys` after

@@ -27,6 +27,7 @@ from segue.stores.codex.fast import (
     _USED_TURN_ITEMS,
     CUT_MIN,
     LaterOutput,
+    _alone,
     _cut_record,
     _dig,
     _ends_kept,
@@ -233,7 +234,7 @@ class StepBuilder:
         c = self.pending.get(cid)
         # A second record run into this one (#24425) starts with an unescaped `{"timestamp"`, which no JSON
         # string holds: one C scan of the line, never a walk over the output's escaped quotes.
-        if (c is None or c.kind == "tool") and _skip(raw, at, bare) is None:
+        if (c is None or c.kind == "tool") and not _alone(raw, at, m, bare):
             return None
         if c is None:
             return _SKIP
