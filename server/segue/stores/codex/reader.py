@@ -342,8 +342,7 @@ class CodexReader(Reader):
         b = StepBuilder(session.cwd, fast=self.fast, lean=lean, recent=recent)
         with f:
             try:
-                for raw, whole in step_lines(f, stats):
-                    yield from b.feed_raw(raw, whole, stats)
+                yield from step_lines(f, stats, b.feed_raw)
             except Exception as e:  # zstandard.ZstdError: a corrupt frame mid-stream
                 if not path.endswith(".zst"):
                     raise
