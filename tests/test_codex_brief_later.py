@@ -248,3 +248,22 @@ def test_a_lone_output_is_what_the_scan_for_a_second_record_says() -> None:
         checked += 1
         alone += got
     assert checked > 2000 and 0 < alone < checked
+
+
+def test_lines_held_for_later_stay_short() -> None:
+    """Memory: the last steps' undecoded outputs are held with their lines, so only lines shorter than
+    CUT_MIN are held (a longer one is read from its ends at once); the brief is the same either way."""
+    from segue.stores.codex.fast import CUT_MIN
+    from segue.stores.codex.steps import StepBuilder
+
+    data = _rollout(60).replace(b"tail only", b"tail only " * 40)  # some outputs of hundreds of KiB
+    b = StepBuilder("/w", recent=MAX_STEPS)
+    stats = ReadStats()
+    held = 0
+    for raw in data.splitlines(keepends=True):
+        list(b.feed_raw(raw, True, stats))
+        assert b.later is not None
+        held = max(held, len(b.later))
+        assert all(len(later.raw) < CUT_MIN for _, later, _ in b.later)
+    assert held == MAX_STEPS
+    assert max(len(ln) for ln in data.splitlines()) > 10 * CUT_MIN

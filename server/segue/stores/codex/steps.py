@@ -206,8 +206,11 @@ class StepBuilder:
                 if it.group(1) not in _USED_TURN_ITEMS:
                     return _skip(raw, at)
                 if it.group(1) == b"CommandExecution":
-                    if self.lean or self.later is not None:  # the output is not needed now, if ever
-                        return command_item_later(raw, at)
+                    # the output is not needed now, if ever; a line held for later stays short (memory)
+                    if self.lean or (self.later is not None and len(raw) < CUT_MIN):
+                        later = command_item_later(raw, at)
+                        if later is not None:
+                            return later
                     if len(raw) >= CUT_MIN:
                         obj = _cut_record(raw, at, (b'"aggregated_output":"',), 0)
                         item = _dig(obj, "item")
