@@ -107,7 +107,7 @@ class Reader(ABC):
     def brief_steps(self, session: Session, stats: ReadStats, recent: int) -> Iterator[Step]:
         """The steps as a brief reads them: the same sequence as `steps()`, except that a command's `output`
         is only guaranteed on the last `recent` steps, and only once the iteration has ended (a reader may
-        decode those outputs last). Default: `steps()`. tests/test_brief_fast_paths.py proves the briefs
+        decode those outputs last). Default: `steps()`. tests/test_codex_brief_later.py proves the briefs
         equal."""
         return self.steps(session, stats)
 

@@ -236,7 +236,7 @@ class StepBuilder:
             return None
         c = self.pending.get(cid)
         # A second record run into this one (#24425) starts with an unescaped `{"timestamp"`, which no JSON
-        # string holds: one C scan of the line, never a walk over the output's escaped quotes.
+        # string holds: the output string's end and the braces after it, or one C scan of the line (`_alone`).
         if (c is None or c.kind == "tool") and not _alone(raw, at, m, bare):
             return None
         if c is None:
