@@ -96,6 +96,8 @@ def _counts(added: int | None, removed: int | None) -> str:
 
 
 def stream(steps: Iterable[Step]) -> _Raw:
+    """The steps folded into what a brief keeps. A command's `output` is read only after the last step, and
+    only on the last MAX_STEPS steps (what `Reader.brief_steps` promises)."""
     raw = _Raw()
     for s in steps:
         raw.step_count += 1

@@ -134,18 +134,22 @@ def _discard(p: Path) -> None:
             os.unlink(f"{p}{suffix}")
 
 
-def load(state: StateDir) -> dict[str, list[Any]]:
-    """{source key: [fingerprint, sessions blob, error, reader state]} of every indexed source. The blob is
-    decoded by `sessions_of` only when the source is used (a `--runtime` listing decodes only its own)."""
+def load(state: StateDir, runtimes: Iterable[str] | None = None) -> dict[str, list[Any]]:
+    """{source key: [fingerprint, sessions blob, error, reader state]} of every indexed source (of `runtimes`
+    only, when given: keys `runtime\0path`). The blob is decoded by `sessions_of` only when the source is
+    used (a `--runtime` listing decodes only its own)."""
     try:
         conn = connect(state, create=False)
     except IndexUnavailable:
         return {}
     try:
         entries: dict[str, list[Any]] = {}
-        for key, fp, error, st, blob in conn.execute("SELECT key, fingerprint, error, state, sessions "
-                                                     "FROM sources"):
-            entries[key] = [marshal.loads(fp), blob, error, marshal.loads(st) if st is not None else None]
+        sql = "SELECT key, fingerprint, error, state, sessions FROM sources"
+        queries = [(sql, ())] if runtimes is None else [
+            (sql + " WHERE key >= ? AND key < ?", (f"{rt}\0", f"{rt}\1")) for rt in runtimes]
+        for q, args in queries:
+            for key, fp, error, st, blob in conn.execute(q, args):
+                entries[key] = [marshal.loads(fp), blob, error, marshal.loads(st) if st is not None else None]
         return entries
     except sqlite3.OperationalError:
         return {}  # busy or unreadable now: this run reads the stores

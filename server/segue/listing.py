@@ -112,9 +112,12 @@ class ListingCache:
     transaction, so a warm listing writes nothing and concurrent processes never lose each other's work.
     """
 
-    def __init__(self, state: StateDir | None) -> None:
+    def __init__(self, state: StateDir | None, runtimes: Sequence[str] | None = None) -> None:
+        """`runtimes`: load only those runtimes' rows now; a scan of others loads theirs when it starts
+        (`need`), so a `runtime:id` brief never decodes the fingerprints of every other runtime's sources."""
         self.state = state
         self.entries: dict[str, list[Any]] = {}
+        self._loaded: set[str] | None = None  # runtimes whose rows are in `entries`; None: all of them
         self._changed: set[str] = set()
         self._removed: set[str] = set()
         # a cold scan's workers' rows, already in an open write transaction (`index.Stream`), committed by save
@@ -122,7 +125,18 @@ class ListingCache:
         self._streamed: set[str] = set()
         self._no_stream = False
         if state is not None:
-            self.entries = index.load(state)
+            self.entries = index.load(state, runtimes)
+            self._loaded = None if runtimes is None else set(runtimes)
+
+    def need(self, runtimes: Iterable[str]) -> None:
+        """Load the rows of the runtimes not loaded yet (the rows in memory win: they may be newer)."""
+        if self._loaded is None or self.state is None:
+            return
+        missing = [r for r in runtimes if r not in self._loaded]
+        if missing:
+            for k, e in index.load(self.state, missing).items():
+                self.entries.setdefault(k, e)
+            self._loaded.update(missing)
 
     @property
     def dirty(self) -> bool:
@@ -290,6 +304,7 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
 
 def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, progress: Any, fast: bool,
           pool: _Workers | None) -> Listing:
+    cache.need(runtimes)
     found: dict[tuple[str, str], Session] = {}
     skipped: list[Skipped] = []
     locations: dict[str, list[Location]] = {}

@@ -102,7 +102,7 @@ class Service:
             if not fresh and runtimes is None and last is not None and now - last[0] < self.reuse_within:
                 return last[1]
             if self._cache is None:
-                self._cache = ListingCache(self.state)
+                self._cache = ListingCache(self.state, runtimes)
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                        parallel=self.parallel, progress=progress or self.progress)
             if runtimes is None:
@@ -285,15 +285,15 @@ class Service:
 
     def facts(self, session: Session) -> Facts:
         """Facts from the runtime's store; from the kept facts when the session has left it."""
-        from segue.brief import build_facts, keep_facts, load_kept
+        from segue.brief import MAX_STEPS, build_facts, keep_facts, load_kept
         from segue.stores import text
 
         reader = reader_for(session.runtime, self.env)
         if session.resume_blocker != "not_in_store" and reader.exists(session):
             stats = ReadStats()
             try:
-                facts = build_facts(session, reader.steps(session, stats), stats, self.redactor(),
-                                    memo=text.fast_paths(self.env))
+                facts = build_facts(session, reader.brief_steps(session, stats, MAX_STEPS), stats,
+                                    self.redactor(), memo=text.fast_paths(self.env))
             except FileNotFoundError:
                 facts = None
             if facts is not None:

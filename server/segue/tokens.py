@@ -8,12 +8,10 @@ file, fsync, rename, directory fsync; success is reported only after that.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import os
 import re
-import secrets
 import stat
 import sys
 import time
@@ -51,10 +49,14 @@ class TokenError(SegueError):
 
 
 def new_token() -> str:
+    import secrets  # here: a listing reads the registry and never mints (hashlib and secrets cost its start)
+
     return "h_" + secrets.token_urlsafe(24)  # 34 characters; the prefix means it never starts with '-'
 
 
 def digest(token: str) -> str:
+    import hashlib
+
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
@@ -210,7 +212,7 @@ class Registry:
         try:
             reg = self._parse(self._read_bytes())
         except (ValueError, UnicodeDecodeError, OSError) as e:  # OSError: a symlink (O_NOFOLLOW) or worse
-            aside = self.state.root / f"handoff_tokens.corrupt-{int(self.clock())}-{secrets.token_hex(2)}.json"
+            aside = self.state.root / f"handoff_tokens.corrupt-{int(self.clock())}-{os.urandom(2).hex()}.json"
             try:
                 os.replace(self.state.tokens_file, aside)
                 self.warn(f"the handoff token registry was damaged ({e}); moved it to {aside} and started "
@@ -224,7 +226,7 @@ class Registry:
 
     def _save(self, reg: dict[str, Any]) -> None:
         d = self.state.root
-        tmp = d / f".tokens.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp = d / f".tokens.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
                      0o600)
         try:

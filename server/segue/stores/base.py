@@ -104,6 +104,13 @@ class Reader(ABC):
         parse line by line, skip records the brief does not use before decoding them where possible,
         count damaged records in `stats.damaged_lines`."""
 
+    def brief_steps(self, session: Session, stats: ReadStats, recent: int) -> Iterator[Step]:
+        """The steps as a brief reads them: the same sequence as `steps()`, except that a command's `output`
+        is only guaranteed on the last `recent` steps, and only once the iteration has ended (a reader may
+        decode those outputs last). Default: `steps()`. tests/test_codex_brief_later.py proves the briefs
+        equal."""
+        return self.steps(session, stats)
+
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         """The steps as the search index needs them: the same sequence as `steps()` in `kind`, `text`,
         `exit_code` and `path` (what the index hashes and stores); anything else (output, times, line counts,

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from segue.stores.base import loads
 from segue.stores.codex.records import loads_line
 from segue.stores.codex.text import _OUTPUT_LINE_RE
-from segue.stores.jsoncut import CUT_MARK, cut_strings
+from segue.stores.jsoncut import CUT_MARK, MARK_JSON, cut_strings, string_end
 from segue.stores.text import OUTPUT_KEEP
 
 # `{"timestamp":"…","ordinal":N,"type":"event_msg","payload":{"type":"user_message"` as Codex writes it
@@ -67,6 +68,20 @@ def _skip(raw: bytes, at: int, bare: bool = False) -> Any:
     return None if raw.find(b'{"type"' if bare else b'{"timestamp"', at) >= 0 else _SKIP
 
 
+def _alone(raw: bytes, at: int, m: re.Match[bytes], bare: bool) -> bool:
+    """What `_skip` decides for a tool output (`_CALL_ID_AT_RE` match `m`): no second record starts after
+    `at`. When the output string is the last member, its end is found by a short walk: nothing but the
+    record's closing braces after it means no record start can follow (one would hold an unescaped quote,
+    which would have ended the string first). Otherwise, or for escaped JSON, the scan `_skip` makes."""
+    if m.group(2) is not None:
+        j = m.end() - 1
+        if raw.count(b'\\"', j, j + 256) <= 4:
+            k = string_end(raw, j, 8)
+            if k >= 0 and raw[k + 1:].rstrip() == (b"}" if bare else b"}}"):
+                return True
+    return _skip(raw, at, bare) is _SKIP
+
+
 def _cut_record(raw: bytes, start: int, keys: tuple[bytes, ...], head: int, opens: tuple[int, ...] = ()
                 ) -> dict[str, Any] | None:
     """Decode `raw` with the long strings opened at `opens`, and the first value of each of `keys` after
@@ -120,3 +135,47 @@ def _fast_output(raw: bytes) -> dict[str, Any] | None:
         chunk = raw[o.end(): o.end() + 4096].decode("utf-8", "replace")
         head = chunk.replace("\\n", "\n").replace('\\"', '"')
     return {"type": "function_call_output", "call_id": m.group(1).decode("utf-8", "replace"), "output": head}
+
+
+_AGGREGATED_KEY = b'"aggregated_output":"'
+# An output with more escaped quotes than this is decoded with its line: walking them costs more.
+LATER_QUOTES = 16
+
+
+class LaterOutput:
+    """A command's `aggregated_output` left undecoded in its line: decoded only when a consumer that needs
+    the outputs of the last steps alone asks for it (`StepBuilder(recent=…)`), as `decode_records` would
+    have decoded it with the line."""
+
+    __slots__ = ("end", "raw", "start")
+
+    def __init__(self, raw: bytes, start: int, end: int) -> None:
+        self.raw, self.start, self.end = raw, start, end  # the string's opening and closing quotes
+
+    def text(self) -> str | None:
+        lit = self.raw[self.start:self.end + 1]
+        s = loads_line(lit)
+        if not isinstance(s, str):  # invalid UTF-8: `decode_records` decodes the line with replacements
+            s = loads(lit.decode("utf-8", "replace"))
+        return s if isinstance(s, str) else None
+
+
+def command_item_later(raw: bytes, at: int) -> dict[str, Any] | None:
+    """An `item_completed` `CommandExecution` line decoded without its `aggregated_output`, which becomes a
+    `LaterOutput`. None (decode the line whole) unless the copy with that string emptied to the cut mark
+    decodes to a record whose item holds exactly the mark there and no `aggregatedOutput`."""
+    i = raw.find(_AGGREGATED_KEY, at)
+    if i < 0:
+        return None
+    j = i + len(_AGGREGATED_KEY) - 1
+    if raw.count(b'\\"', j, j + 256) > 4:
+        return None  # escaped JSON (tool output): walking its quotes costs more than decoding it whole
+    k = string_end(raw, j, LATER_QUOTES)
+    if k < 0:
+        return None
+    obj = loads_line(b"".join((raw[:j + 1], MARK_JSON, raw[k:])))
+    item = _dig(obj if isinstance(obj, dict) else None, "item")
+    if item is None or item.get("aggregated_output") != CUT_MARK or "aggregatedOutput" in item:
+        return None
+    item["aggregated_output"] = LaterOutput(raw, j, k)
+    return obj

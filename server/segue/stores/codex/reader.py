@@ -328,7 +328,8 @@ class CodexReader(Reader):
                 return cand
         return None
 
-    def steps(self, session: Session, stats: ReadStats, lean: bool = False) -> Iterator[Step]:
+    def steps(self, session: Session, stats: ReadStats, lean: bool = False, recent: int | None = None
+              ) -> Iterator[Step]:
         path = self._resolve(session)
         if path is None:
             stats.problems.append(f"{session.store_path}: rollout no longer exists")
@@ -338,17 +339,20 @@ class CodexReader(Reader):
         except ZstdMissing as e:
             stats.problems.append(str(e))
             return
-        b = StepBuilder(session.cwd, fast=self.fast, lean=lean)
+        b = StepBuilder(session.cwd, fast=self.fast, lean=lean, recent=recent)
         with f:
             try:
-                for raw, whole in step_lines(f, stats):
-                    yield from b.feed_raw(raw, whole, stats)
+                yield from step_lines(f, stats, b.feed_raw)
             except Exception as e:  # zstandard.ZstdError: a corrupt frame mid-stream
                 if not path.endswith(".zst"):
                     raise
                 stats.problems.append(f"rollout could not be read to the end: {e}")
         yield from b.finish(stats)
 
+
+    def brief_steps(self, session: Session, stats: ReadStats, recent: int) -> Iterator[Step]:
+        """While fast paths are on, command items' outputs are decoded for the last `recent` steps only."""
+        return self.steps(session, stats, recent=recent if self.fast else None)
 
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         """While fast paths are on, the steps without times and output tails (the index keeps neither)."""

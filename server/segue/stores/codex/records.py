@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
-from typing import Any, BinaryIO, cast
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, TypeVar, cast
 
 from segue.model import ReadStats
 from segue.stores.base import (
@@ -15,6 +15,7 @@ from segue.stores.base import (
 from segue.stores.jsoncut import string_end as _string_end
 from segue.stores.text import open_regular
 
+T = TypeVar("T")
 MAX_LINE = 8 * 1024 * 1024  # longer lines are never JSON-decoded whole (compacted histories, images)
 
 
@@ -68,9 +69,11 @@ def iter_raw_lines(f: BinaryIO, stats: ReadStats | None = None) -> Iterator[tupl
         yield head, False
 
 
-def step_lines(f: BinaryIO, stats: ReadStats) -> Iterator[tuple[bytes, bool]]:
-    """`iter_raw_lines` for a brief's pass over a whole rollout: the same lines, with the common case (a
-    whole line ending in a newline) in a tighter loop; anything else is left to `iter_raw_lines`."""
+def step_lines(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadStats], Iterable[T]]
+               ) -> Iterator[T]:
+    """What `feed(line, whole, stats)` gives for each of `iter_raw_lines`' lines, for a brief's pass over a
+    whole rollout: the common case (a whole line ending in a newline) in a tighter loop, with no tuple per
+    line; anything else is left to `iter_raw_lines`."""
     readline = f.readline
     while True:
         raw = readline(MAX_LINE)
@@ -78,10 +81,11 @@ def step_lines(f: BinaryIO, stats: ReadStats) -> Iterator[tuple[bytes, bool]]:
             return
         if raw.endswith(b"\n"):
             stats.bytes_read += len(raw)
-            yield raw, True
+            yield from feed(raw, True, stats)
             continue
         # EOF without a newline, or an oversized line: hand this piece and the rest of the file over
-        yield from iter_raw_lines(cast(BinaryIO, _Prefixed(raw, f)), stats)
+        for piece, whole in iter_raw_lines(cast(BinaryIO, _Prefixed(raw, f)), stats):
+            yield from feed(piece, whole, stats)
         return
 
 

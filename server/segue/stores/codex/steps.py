@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -25,11 +26,14 @@ from segue.stores.codex.fast import (
     _USED_RESPONSE,
     _USED_TURN_ITEMS,
     CUT_MIN,
+    LaterOutput,
+    _alone,
     _cut_record,
     _dig,
     _ends_kept,
     _fast_output,
     _skip,
+    command_item_later,
 )
 from segue.stores.codex.records import MAX_LINE, _slim, decode_records, loads_line, normalize
 from segue.stores.codex.text import (
@@ -83,11 +87,19 @@ class StepBuilder:
 
     Calls wait for their outputs (exit codes, child ids) and are settled at the latest at the turn's end,
     so what is held stays within one turn. Response-item requests and messages are held until it is clear
-    whether the file records them as UI events (which then win); bare X1 files have no events."""
+    whether the file records them as UI events (which then win); bare X1 files have no events.
 
-    def __init__(self, cwd: str | None, *, fast: bool = True, lean: bool = False) -> None:
+    `recent`: the consumer reads a command's output only on the last `recent` steps, and only once the
+    iteration has ended (a brief). Command items' outputs are then left undecoded in their lines and
+    decoded in `finish` for the last `recent` such steps only; every other field is as without it."""
+
+    def __init__(self, cwd: str | None, *, fast: bool = True, lean: bool = False, recent: int | None = None
+                 ) -> None:
         self.cwd = cwd
         self.lean = lean  # the search index's read: no times, no output tails (it keeps neither)
+        # (step, its output undecoded, the output to show when that decodes to nothing) of the last steps
+        self.later: deque[tuple[Step, LaterOutput, str | None]] | None = (
+            deque(maxlen=recent) if fast and recent is not None and not lean else None)
         self.bare = False
         self.events_form = False
         self.held: list[Step] = []
@@ -193,10 +205,17 @@ class StepBuilder:
                     return None
                 if it.group(1) not in _USED_TURN_ITEMS:
                     return _skip(raw, at)
-                if it.group(1) == b"CommandExecution" and len(raw) >= CUT_MIN:
-                    obj = _cut_record(raw, at, (b'"aggregated_output":"',), 0)
-                    item = _dig(obj, "item")
-                    return obj if item is not None and _ends_kept(item.get("aggregated_output"), False) else None
+                if it.group(1) == b"CommandExecution":
+                    # the output is not needed now, if ever; a line held for later stays short (memory)
+                    if self.lean or (self.later is not None and len(raw) < CUT_MIN):
+                        later = command_item_later(raw, at)
+                        if later is not None:
+                            return later
+                    if len(raw) >= CUT_MIN:
+                        obj = _cut_record(raw, at, (b'"aggregated_output":"',), 0)
+                        item = _dig(obj, "item")
+                        ok = item is not None and _ends_kept(item.get("aggregated_output"), False)
+                        return obj if ok else None
             elif sub == b"exec_command_end" and len(raw) >= CUT_MIN:
                 obj = _cut_record(raw, at, _EXEC_END_KEYS, 0)
                 p = _dig(obj)
@@ -217,8 +236,8 @@ class StepBuilder:
             return None
         c = self.pending.get(cid)
         # A second record run into this one (#24425) starts with an unescaped `{"timestamp"`, which no JSON
-        # string holds: one C scan of the line, never a walk over the output's escaped quotes.
-        if (c is None or c.kind == "tool") and _skip(raw, at, bare) is None:
+        # string holds: the output string's end and the braces after it, or one C scan of the line (`_alone`).
+        if (c is None or c.kind == "tool") and not _alone(raw, at, m, bare):
             return None
         if c is None:
             return _SKIP
@@ -258,6 +277,11 @@ class StepBuilder:
             stats.problems.append(f"no Codex records recognised in {self.lines} non-blank lines")
         if stats is not None and self.bad_args:
             stats.problems.append(f"{self.bad_args} tool calls whose arguments could not be decoded")
+        if self.later:  # the iteration ends here: the outputs the consumer will read
+            for step, later, fallback in self.later:
+                text = later.text()
+                step.output = _output_tail(text) if text else fallback
+            self.later.clear()
 
     # -- emitting
 
@@ -435,11 +459,18 @@ class StepBuilder:
         cell is only their wrapper (Codex 0.154)."""
         return c.mark is not None and self.emitted > c.mark
 
-    def _command_done(self, call_id: str, c: _Call, code: int | None, text: str | None) -> Iterator[Step]:
+    def _command_done(self, call_id: str, c: _Call, code: int | None, text: str | LaterOutput | None
+                      ) -> Iterator[Step]:
         self.pending.pop(call_id, None)
         self.done.add(call_id)
-        out = _output_tail(text) if text and not self.lean else c.output
-        yield from self._emit(Step("command", c.text, c.at, exit_code=code, output=out))
+        if isinstance(text, LaterOutput):  # decoded in `finish` if still among the last steps (or never: lean)
+            step = Step("command", c.text, c.at, exit_code=code, output=None if self.lean else c.output)
+            if self.later is not None:
+                self.later.append((step, text, c.output))
+        else:
+            out = _output_tail(text) if text and not self.lean else c.output
+            step = Step("command", c.text, c.at, exit_code=code, output=out)
+        yield from self._emit(step)
         if code == 0:
             for path, added, removed in shell_writes(c.text, c.cwd or self.cwd):
                 yield from self._emit(Step("edit", path, c.at, path=path, added=added, removed=removed))
@@ -501,9 +532,10 @@ class StepBuilder:
             code = item.get("exit_code", item.get("exitCode"))
             if str(item.get("status") or "").lower().replace("_", "") == "inprogress":
                 code = None
-            yield from self._ended_command(_str(item.get("id")) or "", item.get("command"), code, at,
-                                           _str(item.get("aggregated_output"))
-                                           or _str(item.get("aggregatedOutput")))
+            out = item.get("aggregated_output")
+            if not isinstance(out, LaterOutput):
+                out = _str(out) or _str(item.get("aggregatedOutput"))
+            yield from self._ended_command(_str(item.get("id")) or "", item.get("command"), code, at, out)
         elif it == "FileChange":
             failed = str(item.get("status") or "").lower() in ("failed", "declined")
             yield from self._changes(_str(item.get("id")) or "", item.get("changes"), failed, at)
@@ -513,7 +545,7 @@ class StepBuilder:
             yield from self._spawned(_str(item.get("id")) or "", _str(item.get("prompt")), ref, at)
 
     def _ended_command(self, cid: str, command: Any, code: Any, at: float | None,
-                       out: str | None) -> Iterator[Step]:
+                       out: str | LaterOutput | None) -> Iterator[Step]:
         if cid and cid in self.done:
             return
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
