@@ -150,7 +150,10 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
     if order is None or len(order) != len(printed) or not all(
             m.runtime == s.runtime and m.id == s.id for m, s in zip(order, printed, strict=True)):
         return None
+    # gone before the table is encoded: the encoder notes every object held more than once (its references)
     del order
+    for done in (best, tied, extra, by_key):
+        done.clear()
     from segue.lineage import find_marker
 
     links = []
