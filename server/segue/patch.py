@@ -69,6 +69,8 @@ def _meta_of(s: Any, slot: Any, source: str | None) -> tuple[Any, ...]:
 
 
 def _digest(state: Any) -> str:
+    if state is None:  # most sources (files) have no reader state: one string shared by all of their rows
+        return _NONE_DIGEST
     return replay.blake2b(repr(state).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -86,6 +88,9 @@ def _plain(s: str) -> bool:
     return s.isascii() and s.isprintable() and '"' not in s and "\\" not in s
 
 
+_NONE_DIGEST = replay.blake2b(b"None", digest_size=16).hexdigest()
+
+
 # -- the table, kept by the full path -------------------------------------------------------------------------
 
 def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int]] | None) -> bytes | None:
@@ -100,16 +105,27 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
         return None
     runtimes = tuple(args.runtime) if args.runtime else None
     scanned = sorted(r for r in RUNTIMES if not runtimes or r in runtimes)
-    by_key: dict[tuple[str, str], tuple[Any, Any]] = {}
+    # Held beside the whole listing at its end (the peak of a cold run): one entry per session in each map, no
+    # list per session where one candidate is the rule, and no throw-away set or list of every session's key.
+    by_key: dict[tuple[str, str], int] = {}  # printed position
     for i, s in enumerate(printed):
         k = (s.runtime, s.id)
         if k in by_key:
             return None
-        by_key[k] = (s, items[i] if items is not None else i)
+        by_key[k] = i
+
+    def shown_of(k: tuple[str, str], other: Any) -> tuple[Any, Any]:
+        i = by_key.get(k)
+        if i is None:
+            return other, None
+        return printed[i], (items[i] if items is not None else i)
+
     sources: dict[str, tuple[Any, ...]] = {}
     metas: list[tuple[Any, ...]] = []
-    owner: set[tuple[str, str]] = set()
-    cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
+    # the best candidate (rank, source key, session) of each session key, in order of first appearance, and the
+    # keys whose best rank is shared (listing._keep would keep the first found: the table cannot say which)
+    best: dict[tuple[str, str], tuple[Any, str, Any]] = {}
+    tied: set[tuple[str, str]] = set()
     for key, e in cache.entries.items():
         if key.partition("\0")[0] not in scanned:
             continue
@@ -118,18 +134,23 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
         keys, ranks = [], []
         for s in e[1]:
             k = (s.runtime, s.id)
+            rank = _rank(s)
             keys.append(k)
-            ranks.append(_rank(s))
-            cands.setdefault(k, []).append((_rank(s), key, s))
+            ranks.append(rank)
+            old = best.get(k)
+            if old is None or rank > old[0]:
+                best[k] = (rank, key, s)
+                tied.discard(k)
+            elif rank == old[0]:
+                tied.add(k)
         sources[key] = (e[0], _digest(e[3]), keys, ranks)
-    for k, found in cands.items():
-        best = _winner(found)
-        if best is None:
-            return None
-        owner.add(k)
-        shown, slot = by_key.get(k, (best[2], None))
-        metas.append(_meta_of(shown, slot, best[1]))
+    if tied:
+        return None
+    for k, (_rank_k, src_key, s) in best.items():
+        shown, slot = shown_of(k, s)
+        metas.append(_meta_of(shown, slot, src_key))
     kept: list[tuple[str, str]] = []
+    extra: set[tuple[str, str]] = set()  # kept sessions no source holds
     kept_dir = svc.state.cache / "briefs"
     if os.path.isdir(kept_dir):
         from segue.kept import kept_sessions
@@ -139,17 +160,22 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
             if s.runtime not in scanned:
                 continue
             kept.append(k)
-            if k not in owner:
-                shown, slot = by_key.get(k, (s, None))
+            if k not in best and k not in extra:
+                shown, slot = shown_of(k, s)
                 metas.append(_meta_of(shown, slot, None))
-                owner.add(k)
-    if not set(by_key) <= owner:
+                extra.add(k)
+    if not all(k in best or k in extra for k in by_key):
         return None
     args_t = (runtimes, args.dir, bool(args.all))
     # the table must give back what was printed, or it is not kept
     order = _order([_Meta(m) for m in metas], args_t)
-    if order is None or [(m.runtime, m.id) for m in order] != [(s.runtime, s.id) for s in printed]:
+    if order is None or len(order) != len(printed) or not all(
+            m.runtime == s.runtime and m.id == s.id for m, s in zip(order, printed, strict=True)):
         return None
+    # gone before the table is encoded: the encoder notes every object held more than once (its references)
+    del order
+    for done in (best, tied, extra, by_key):
+        done.clear()
     from segue.lineage import find_marker
 
     links = []
