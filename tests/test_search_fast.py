@@ -79,6 +79,9 @@ def test_a_fresh_index_answers_without_a_reader_and_gives_the_service_s_results(
         assert shown(res) == shown(slow[q]) and res.total == slow[q].total, q
     for kw, want in zip(filters, slow_filtered, strict=True):
         assert shown(quick(root, "files", **kw)) == shown(want), kw
+    # a runtime the index holds no session of is the registry's to judge: the full path answers
+    assert quick(root, "files", runtimes=["vim"]) is None
+    assert quick(root, "files", runtimes=["claude", "vim"]) is None
 
 
 def _opencode_row(root: Path) -> None:
@@ -285,20 +288,21 @@ def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path
         quick, full = run(*args), run(*args, SEGUE_SEARCH_PROBE="0")
         mods = quick.stderr.strip().splitlines()[-1]
         assert "segue.cli'" not in mods and "argparse" not in mods, (args, mods)
-        if not any(a.startswith("--runtime") for a in args):  # the readers' registry only to check a --runtime
-            assert "'segue.stores'" not in mods, (args, mods)
-            if "--json" in args and quick.returncode == 0:  # the table only for a table (or a message)
-                assert "'segue.table'" not in mods, (args, mods)
+        assert "'segue.stores'" not in mods, (args, mods)  # no reader, not even the registry for --runtime
+        if "--json" in args and quick.returncode == 0:  # the table only for a table (or a message)
+            assert "'segue.table'" not in mods, (args, mods)
         assert "segue.cli'" in full.stderr
         assert (quick.returncode, quick.stdout) == (full.returncode, full.stdout), args
         assert quick.stderr.splitlines()[:-1] == full.stderr.splitlines()[:-1], args
+    unknown = run("search", "files", "--runtime", "vim")  # the registry refuses it, as argparse's usage error
+    assert unknown.returncode == 2 and "invalid choice: 'vim'" in unknown.stderr
 
 
 def test_the_quick_parser_leaves_every_unusual_form_to_argparse() -> None:
     from segue.cli_search import _parse_quick
 
     for argv in (["search", "a", "--json", "b"], ["search", "--js", "a"], ["search", "-h"], ["search", "--forget"],
-                 ["search", "a", "--limit", "0"], ["search", "a", "--limit", "x"], ["search", "a", "--runtime", "vim"],
+                 ["search", "a", "--limit", "0"], ["search", "a", "--limit", "x"],
                  ["search", "--", "a"], ["search", "-a"], ["list", "a"], ["search", "a", "--limit"]):
         assert _parse_quick(argv) is None, argv
     ns = _parse_quick(["--home", "/h", "search", "--runtime", "claude", "fix", "it", "--in=commands", "--limit=3"])

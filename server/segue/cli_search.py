@@ -165,11 +165,8 @@ def _parse_quick(argv: list[str]) -> Any:
         i += 1
     if runs > 1:
         return None
-    if ns.runtime:  # the registry's ids, without importing every runtime's reader
-        from segue.runtime_ids import RUNTIME_IDS
-
-        if any(r not in RUNTIME_IDS for r in ns.runtime):
-            return None
+    # a --runtime is answered quickly only when the index holds sessions of it (segue.search.fast): an unknown
+    # id is the registry's to refuse, and the registry imports every reader
     if isinstance(ns.limit, str):
         try:
             ns.limit = int(ns.limit)

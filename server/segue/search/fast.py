@@ -41,6 +41,8 @@ def try_answer(state_root: Path, text: str, runtimes: Sequence[str] | None = Non
         environ = dict(os.environ)  # what Env.from_os() gives the readers, and Redactor() the redaction
         if not idx.probe_matches(str(Path(os.path.expanduser("~"))), environ):
             return None
+        if runtimes and not all(idx.has_runtime(r) for r in runtimes):
+            return None  # only the registry (the full path) says whether an id names a runtime at all
         digest = R.reader_digest(idx.meta("redact_env"), idx.meta("salt"), environ)
         return answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest)
     except sqlite3.Error:

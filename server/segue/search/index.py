@@ -280,6 +280,11 @@ class SearchIndex:
         row = self.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def has_runtime(self, runtime: str) -> bool:
+        """Does the index hold a session of this runtime (a lookup in the (runtime, id) unique index)?"""
+        row = self.connection().execute("SELECT 1 FROM sessions WHERE runtime = ? LIMIT 1", (runtime,)).fetchone()
+        return row is not None
+
     def sources_match(self, sources: Sources) -> bool:
         """Is every source the readers see now the one the index was refreshed from (no more, no fewer)?"""
         return self.meta("sources") == sources_digest(sources)
