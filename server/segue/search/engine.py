@@ -271,21 +271,10 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     the very redaction `digest` names (segue.search.redaction); `redactor()` is called only when needed."""
     match = parsed.fts()
     now = time.time()
-    if directory is None:  # SQLite ranks, cuts and counts
-        shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
-                                    limit=limit, phrases=_bounding(parsed))
-    else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
-        from segue.within import cwd_within
-
-        hits, _all = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since)
-        within: dict[str | None, bool] = {}
-        kept = []
-        for h in hits:
-            if h.cwd not in within:
-                within[h.cwd] = cwd_within(h.cwd, directory)
-            if within[h.cwd]:
-                kept.append(h)
-        shown, total = (kept if limit is None else kept[:limit]), len(kept)
+    # SQLite ranks, cuts and counts; whether a cwd lies within the directory is Python's (segue.within)
+    within = None if directory is None else _within(directory)
+    shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
+                                limit=limit, phrases=_bounding(parsed), within=within)
     again = bool(shown) and (not digest or index.redacted_by(h.sid for h in shown) != {digest})
     red = redactor() if again else None  # building one compiles every rule: only when needed
     results = []
@@ -300,6 +289,12 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
             step=(h.rowid & ((1 << 24) - 1)) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
             exit_code=code))
     return SearchResults(results=results, total=total)
+
+
+def _within(directory: str) -> Callable[[str | None], bool]:
+    from segue.within import cwd_within
+
+    return lambda cwd: cwd_within(cwd, directory)
 
 
 def _bounding(parsed: Q.Query) -> list[str] | None:

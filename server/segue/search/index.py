@@ -548,7 +548,8 @@ class SearchIndex:
 
     def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
                runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None,
-               phrases: Sequence[str] | None = None) -> tuple[list[Hit], int]:
+               phrases: Sequence[str] | None = None, within: Callable[[str | None], bool] | None = None,
+               cwds: Sequence[str] | None = None) -> tuple[list[Hit], int]:
         """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked, cut
         and counted by SQLite, so a query costs its page of results, not a Python object per matching session.
 
@@ -560,8 +561,27 @@ class SearchIndex:
         and the first step of each session met in that order is its best.
 
         `phrases` (the MATCH's phrases, each as FTS5 syntax) let a common word's page skip the bm25 of sessions
-        too old to reach it (`_bounded`): the same page, proven, or the full ranking."""
+        too old to reach it (`_bounded`): the same page, proven, or the full ranking.
+
+        `within(cwd)` keeps the sessions whose directory it accepts (`--dir`: segue.within.cwd_within, False for
+        None). It is asked once per distinct directory of the index, and SQLite ranks only the sessions in the
+        ones kept (`cwds`), with the same snapshot; past CWDS_MAX directories (or SEGUE_SEARCH_DIR_SQL=0) every
+        match is ranked and then kept or not, the reference."""
         con = self.connection()
+        if within is not None:
+            own = not con.in_transaction
+            if own:
+                con.execute("BEGIN")
+            try:
+                kept = self._within_cwds(con, within) if _dir_sql_enabled() else None
+                if kept is not None:
+                    return self.ranked(match, now, half_life_days, where, runtimes, since, limit, phrases,
+                                       cwds=kept)
+                hits = _keep(self.ranked(match, now, half_life_days, where, runtimes, since)[0], within)
+                return (hits if limit is None else hits[:limit]), len(hits)
+            finally:
+                if own:
+                    con.execute("COMMIT")
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
@@ -575,9 +595,13 @@ class SearchIndex:
         if since is not None:
             src += " AND s.updated_at >= ?"
             args.append(since)
+        if cwds is not None:
+            src += f" AND s.cwd IN ({','.join('?' * len(cwds))})"
+            args += list(cwds)
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         # how many sessions match, for a bounded page: through the sessions table only when filtered on it
-        count = ((f"SELECT count(DISTINCT docs.rowid >> 24) {src}", args) if runtimes or since is not None else
+        count = ((f"SELECT count(DISTINCT docs.rowid >> 24) {src}", args)
+                 if runtimes or since is not None or cwds is not None else
                  (f"SELECT count(DISTINCT docs.rowid >> 24) FROM docs{join} WHERE docs MATCH ?{kind}",
                   [match, *(where or ())]))
         own = not con.in_transaction
@@ -648,6 +672,15 @@ class SearchIndex:
             return None
         return self._page(con, best), con.execute(*count).fetchone()[0]
 
+    @staticmethod
+    def _within_cwds(con: sqlite3.Connection, within: Callable[[str | None], bool]) -> list[str] | None:
+        """The index's distinct directories `within` accepts, or None when there are too many to pass."""
+        cwds = [r[0] for r in con.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+        if len(cwds) > CWDS_MAX:
+            return None
+        kept = [c for c in cwds if within(c)]
+        return kept if len(kept) <= VARS_MAX else None
+
     @classmethod
     def _ranked(cls, con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
         # no LIMIT: the sort is SQLite's either way, and the cursor is read only until the page is full (a LIMIT
@@ -711,6 +744,11 @@ PRUNE_MIN_ROWS = 4000
 PRUNE_SAMPLE_STEPS = 8
 PRUNE_SAMPLE_ROWS = 2000
 BM25_K1 = 1.2
+# A --dir query decides each distinct directory of the index in Python, then lets SQLite rank only the sessions
+# in the ones kept (as `s.cwd IN (...)`: at most VARS_MAX of them). Past CWDS_MAX directories, or with
+# SEGUE_SEARCH_DIR_SQL=0, every match is ranked and then kept or not (segue.search.engine.answer).
+CWDS_MAX = 5000
+VARS_MAX = 900
 
 
 def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str]:
@@ -725,6 +763,22 @@ def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[
             r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
         return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})"
     return "", f" AND docs.kind IN ({marks})"
+
+
+def _dir_sql_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_DIR_SQL", "1") != "0"
+
+
+def _keep(hits: list[Hit], within: Callable[[str | None], bool]) -> list[Hit]:
+    """The hits whose directory `within` accepts, in order; asked once per directory."""
+    seen: dict[str | None, bool] = {}
+    kept = []
+    for h in hits:
+        if h.cwd not in seen:
+            seen[h.cwd] = within(h.cwd)
+        if seen[h.cwd]:
+            kept.append(h)
+    return kept
 
 
 def _prune_enabled() -> bool:
