@@ -292,9 +292,9 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
 
 
 def _within(directory: str) -> Callable[[str | None], bool]:
-    from segue.within import cwd_within
+    from segue.within import within
 
-    return lambda cwd: cwd_within(cwd, directory)
+    return within(directory)
 
 
 def _bounding(parsed: Q.Query) -> list[str] | None:
