@@ -573,7 +573,7 @@ class SearchIndex:
             if own:
                 con.execute("BEGIN")
             try:
-                kept = self._within_cwds(con, within) if _dir_sql_enabled() else None
+                kept = self._within_cwds(con, within, match) if _dir_sql_enabled() else None
                 if kept is not None:
                     return self.ranked(match, now, half_life_days, where, runtimes, since, limit, phrases,
                                        cwds=kept)
@@ -673,9 +673,18 @@ class SearchIndex:
         return self._page(con, best), con.execute(*count).fetchone()[0]
 
     @staticmethod
-    def _within_cwds(con: sqlite3.Connection, within: Callable[[str | None], bool]) -> list[str] | None:
-        """The index's distinct directories `within` accepts, or None when there are too many to pass."""
-        cwds = [r[0] for r in con.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+    def _within_cwds(con: sqlite3.Connection, within: Callable[[str | None], bool], match: str) -> list[str] | None:
+        """The distinct directories of the sessions this matches that `within` accepts, or None when there are too
+        many to pass. Fewer matching steps than sessions: through the matching steps (a lookup each), else every
+        session's (one pass over the table); either holds every matching session's directory."""
+        rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
+        sessions = con.execute("SELECT coalesce(max(sid), 0) FROM sessions").fetchone()[0]  # sids count up
+        if rows < sessions:
+            cur = con.execute("SELECT DISTINCT s.cwd FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 "
+                              "WHERE docs MATCH ? AND s.cwd IS NOT NULL", (match,))
+        else:
+            cur = con.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")
+        cwds = [r[0] for r in cur]
         if len(cwds) > CWDS_MAX:
             return None
         kept = [c for c in cwds if within(c)]
