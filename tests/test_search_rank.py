@@ -171,7 +171,8 @@ def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_pa
     from segue.search import index as I
 
     assert engine._bounding(Q.parse('"the parser"')) is None and engine._bounding(Q.parse("foo-bar")) is None
-    assert engine._bounding(Q.parse("cargo te*")) == ['"cargo"', '"te" *']
+    assert engine._bounding(Q.parse("cargo te*")) is None  # several words: never bounded by the engine
+    assert engine._bounding(Q.parse("te*")) == ['"te" *'] and engine._bounding(Q.parse("cargo")) == ['"cargo"']
     idx = build(tmp_path, [(f"s{i}", i * 3.0, [f"deploy {FILLER[: 7 * (i % 9)]}"]) for i in range(40)])
     monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
     pages = []
