@@ -140,8 +140,8 @@ def test_a_bounded_ranking_gives_the_page_of_ranking_every_match(tmp_path: Path,
     used: list[int] = []
     real = I.SearchIndex._bounded
 
-    def spy(self: Any, *a: Any) -> Any:
-        got = real(self, *a)
+    def spy(self: Any, *a: Any, **k: Any) -> Any:
+        got = real(self, *a, **k)
         used.append(got is not None)
         return got
 

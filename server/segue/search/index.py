@@ -604,7 +604,8 @@ class SearchIndex:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
         try:
             if limit is not None and phrases and _prune_enabled():
-                got = self._bounded(con, src, args, list(phrases), now, half_life_days, limit)
+                got = self._bounded(con, src, args, list(phrases), now, half_life_days, limit,
+                                    filtered=bool(where or runtimes or since is not None or cwds is not None))
                 if got is not None:
                     return got
             # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
@@ -616,7 +617,7 @@ class SearchIndex:
                 con.execute("COMMIT")
 
     def _bounded(self, con: sqlite3.Connection, src: str, args: list[Any], phrases: list[str], now: float,
-                 hl: float, limit: int) -> tuple[list[Hit], int] | None:
+                 hl: float, limit: int, filtered: bool) -> tuple[list[Hit], int] | None:
         """The page of `ranked` without the bm25 of every matching step, or None (then rank them all).
 
         FTS5's bm25 of a step is minus the sum over the query's phrases of idf × f(tf) × (k1 + 1) / (f(tf) + k1 ×
@@ -627,8 +628,9 @@ class SearchIndex:
         that -BOUND × r > worst cannot reach the page. The page is ranked exactly among the others, and kept
         only when its own last score proves it: every excluded session scores above it. Else None.
 
-        The count of matching sessions comes from the same pass (every matching step is read, the bm25 only of
-        those recent enough): a separate count would read each step's kind or session a second time."""
+        `filtered` (by kind or session): the count of matching sessions comes from the same pass (every matching
+        step is read, the bm25 only of those recent enough), as a separate count would read each step's kind or
+        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step."""
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         match = args[0]
         rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
@@ -653,10 +655,15 @@ class SearchIndex:
             return None  # (cannot happen: the sample's own steps score above -BOUND × 2)
         age_days = hl * math.log2(1.0 / (ratio - 1.0))
         oldest = now - age_days * 86400.0 - 1.0  # a second earlier: when in doubt, rank it
-        cur = con.execute(f"WITH d AS MATERIALIZED (SELECT docs.rowid AS rid, CASE WHEN coalesce(s.updated_at, 0.0) "
-                          f">= ? THEN bm25(docs) END AS score, s.updated_at AS u {src}) SELECT rid, score, {_KEY}, "
-                          f"(SELECT count(DISTINCT rid >> 24) FROM d) FROM d WHERE score IS NOT NULL ORDER BY {key}",
-                          [oldest, *args, now, hl, now, hl])
+        if filtered:
+            cur = con.execute(f"WITH d AS MATERIALIZED (SELECT docs.rowid AS rid, CASE WHEN coalesce(s.updated_at, "
+                              f"0.0) >= ? THEN bm25(docs) END AS score, s.updated_at AS u {src}) SELECT rid, score, "
+                              f"{_KEY}, (SELECT count(DISTINCT rid >> 24) FROM d) FROM d WHERE score IS NOT NULL "
+                              f"ORDER BY {key}", [oldest, *args, now, hl, now, hl])
+        else:
+            cur = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ?) "
+                              f"SELECT rid, score, {_KEY}, NULL FROM d ORDER BY {key}",
+                              [*args, oldest, now, hl, now, hl])
         best: dict[int, tuple[int, float]] = {}
         last, total = 0.0, 0
         for rid, score, k, n in cur:
@@ -671,6 +678,9 @@ class SearchIndex:
         factor = 1.0 + 0.5 ** ((max(0.0, now - oldest) / 86400.0) / hl)  # the factor of every excluded session
         if len(best) < limit or not bound * factor < -last:
             return None
+        if not filtered:
+            total = con.execute("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?",
+                                (match,)).fetchone()[0]
         return self._page(con, best), total
 
     @staticmethod
