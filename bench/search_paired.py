@@ -34,6 +34,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("--in commands", ["test", "--in", "commands"]),
     ("--since", ["the", "parser", "--since", "2026-06-01"]),
     ("--dir", ["cargo", "--dir", "/home/me/src"]),
+    ("--dir, very common word", ["test", "--dir", "/home/me/work"]),
     ("table (common)", ["test", "!table"]),
 ]
 

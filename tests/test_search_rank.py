@@ -140,8 +140,8 @@ def test_a_bounded_ranking_gives_the_page_of_ranking_every_match(tmp_path: Path,
     used: list[int] = []
     real = I.SearchIndex._bounded
 
-    def spy(self: Any, *a: Any) -> Any:
-        got = real(self, *a)
+    def spy(self: Any, *a: Any, **k: Any) -> Any:
+        got = real(self, *a, **k)
         used.append(got is not None)
         return got
 
@@ -171,7 +171,8 @@ def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_pa
     from segue.search import index as I
 
     assert engine._bounding(Q.parse('"the parser"')) is None and engine._bounding(Q.parse("foo-bar")) is None
-    assert engine._bounding(Q.parse("cargo te*")) == ['"cargo"', '"te" *']
+    assert engine._bounding(Q.parse("cargo te*")) is None  # several words: never bounded by the engine
+    assert engine._bounding(Q.parse("te*")) == ['"te" *'] and engine._bounding(Q.parse("cargo")) == ['"cargo"']
     idx = build(tmp_path, [(f"s{i}", i * 3.0, [f"deploy {FILLER[: 7 * (i % 9)]}"]) for i in range(40)])
     monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
     pages = []
@@ -229,3 +230,84 @@ def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: 
     cmds = engine.answer(idx, Q.parse("test"), ("command",), None, None, None, None, lambda: None, "")
     assert 0 < cmds.total < every.total  # the filter drops sessions whose matches are all of other kinds
     assert {r.where for r in every.results} > {"command"}
+
+
+def test_a_directory_filter_in_sqlite_gives_the_pages_of_filtering_every_match(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--dir` as `s.cwd IN (directories cwd_within keeps)` (SEGUE_SEARCH_DIR_SQL) ranks only the sessions kept:
+    same pages and totals as ranking every match and filtering in Python, bounded or not, with the other filters,
+    symlinks and look-alike prefixes included; and it really filters (negative control)."""
+    import random
+
+    from segue.search import index as I
+
+    real = tmp_path / "real" / "proj"
+    real.mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "link").symlink_to(real)  # a session in src/link lies within real/proj through the link
+    base = str(tmp_path / "src")
+    cwds = [None, "", base, f"{base}/a", f"{base}/a/b", f"{base}x", f"{base}x/a", str(real), "/elsewhere",
+            f"{base}/link", str(tmp_path)]
+    rng = random.Random(5)
+    words = ["test", "cargo", "build", "the", "parser"]
+    state = StateDir(tmp_path / "s")
+    idx = SearchIndex(state.private(state.cache))
+
+    def cwd_of(i: int) -> str | None:  # many distinct directories: most sessions have one of their own
+        c = rng.choice(cwds)
+        return f"{c}/p{i}" if c and rng.random() < 0.6 else c
+
+    plan = {f"s{i:03d}": (rng.uniform(0.0, 300.0), cwd_of(i), [(rng.choice(["request", "command"]), " ".join(
+        rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 99)}" for _ in range(rng.randint(1, 20))))
+        for _ in range(rng.randint(1, 6))]) for i in range(200)}
+    listed = [Session(runtime=rng.choice(["claude", "codex"]), id=sid, store_path=str(tmp_path / sid),
+                      updated_at=NOW - age * DAY, cwd=cwd) for sid, (age, cwd, _steps) in plan.items()]
+
+    def steps(s: Session, _st: Any) -> Any:
+        for kind, text in plan[s.id][2]:
+            yield Step(kind=kind, text=text, exit_code=0 if kind == "command" else None)
+
+    with idx.write_lock():
+        idx.refresh(listed, steps, lambda t, cap: t[:cap], {})
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
+    passed: list[int] = []
+    real_within = I.SearchIndex._within_cwds
+
+    def spy(con: Any, within: Any, match: str) -> Any:
+        got = real_within(con, within, match)
+        passed.append(-1 if got is None else len(got))
+        return got
+
+    monkeypatch.setattr(I.SearchIndex, "_within_cwds", staticmethod(spy))
+    statements: list[str] = []
+    idx.connection().set_trace_callback(statements.append)
+    for text in ["test", "the", "cargo build", '"the parser"', "w1*"]:
+        parsed = Q.parse(text)
+        for directory in (base, base + "/", f"{base}/a", str(real), "/nowhere", str(tmp_path)):
+            for kw in ({}, {"since": NOW - 100 * DAY}, {"runtimes": ["codex"]}, {"where": ("command",)}):
+                for limit in (3, 20, None):
+                    got = []
+                    for switch in ("1", "0"):
+                        monkeypatch.setenv("SEGUE_SEARCH_DIR_SQL", switch)
+                        res = engine.answer(idx, parsed, kw.get("where"), kw.get("runtimes"), directory,
+                                            kw.get("since"), limit, lambda: None, "")
+                        got.append(([(r.id, r.step, r.where, r.snippet, r.cwd) for r in res.results], res.total))
+                    assert got[0] == got[1], (text, directory, kw, limit)
+    assert passed and min(passed) >= 0  # the SQL filter was used, never the fallback
+    idx.connection().set_trace_callback(None)
+    assert any("DISTINCT s.cwd FROM docs" in q for q in statements)  # the directories of the matching sessions
+    assert any("DISTINCT cwd FROM sessions" in q for q in statements)  # and of every session (many matches)
+    monkeypatch.delenv("SEGUE_SEARCH_DIR_SQL")
+    every = engine.answer(idx, Q.parse("test"), None, None, None, None, None, lambda: None, "")
+    within = engine.answer(idx, Q.parse("test"), None, None, base, None, None, lambda: None, "")
+    shown = {r.cwd for r in within.results}
+    assert 0 < within.total < every.total  # the filter drops sessions elsewhere
+    assert all((c and c.startswith(f"{base}/")) or c == base for c in shown) and f"{base}/a/b" in shown
+    linked = {r.cwd for r in engine.answer(idx, Q.parse("test"), None, None, str(real), None, None, lambda: None,
+                                           "").results}
+    assert {str(real), f"{base}/link"} <= linked  # through the symlink
+    assert all(c and (c.startswith(f"{base}/link") or c.startswith(str(real))) for c in linked)
+    monkeypatch.setattr(I, "CWDS_MAX", 2)  # too many directories to pass: filtered in Python, the same page
+    again = engine.answer(idx, Q.parse("test"), None, None, base, None, None, lambda: None, "")
+    assert passed[-1] == -1 and [(r.id, r.step) for r in again.results] == [(r.id, r.step) for r in within.results]

@@ -271,21 +271,10 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     the very redaction `digest` names (segue.search.redaction); `redactor()` is called only when needed."""
     match = parsed.fts()
     now = time.time()
-    if directory is None:  # SQLite ranks, cuts and counts
-        shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
-                                    limit=limit, phrases=_bounding(parsed))
-    else:  # whether a cwd lies within the directory is Python's (segue.listing): ranked in full, then kept
-        from segue.within import cwd_within
-
-        hits, _all = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since)
-        within: dict[str | None, bool] = {}
-        kept = []
-        for h in hits:
-            if h.cwd not in within:
-                within[h.cwd] = cwd_within(h.cwd, directory)
-            if within[h.cwd]:
-                kept.append(h)
-        shown, total = (kept if limit is None else kept[:limit]), len(kept)
+    # SQLite ranks, cuts and counts; whether a cwd lies within the directory is Python's (segue.within)
+    within = None if directory is None else _within(directory)
+    shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
+                                limit=limit, phrases=_bounding(parsed), within=within)
     again = bool(shown) and (not digest or index.redacted_by(h.sid for h in shown) != {digest})
     red = redactor() if again else None  # building one compiles every rule: only when needed
     results = []
@@ -302,10 +291,20 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     return SearchResults(results=results, total=total)
 
 
+def _within(directory: str) -> Callable[[str | None], bool]:
+    from segue.within import within
+
+    return within(directory)
+
+
 def _bounding(parsed: Q.Query) -> list[str] | None:
-    """The phrases a ranking may bound its bm25 with (SearchIndex._bounded): single words only, whose row counts
-    cost a pass over one doclist (a phrase of several words reads the positions of every one)."""
-    return [t.fts() for t in parsed.terms] if all(t.text.isalnum() for t in parsed.terms) else None
+    """The phrase a ranking may bound its bm25 with (SearchIndex._bounded): one word only, whose row count costs
+    a pass over one doclist (a phrase of several words reads the positions of every one). Not several words: the
+    bound is the sum of each word's, and steps matching them all in the thousands (what a bound is tried on) means
+    every word is common; measured, the bound then hardly ever proves a page and its sample is spent for nothing
+    (bench/search_paired.py "two very common words": 8k sessions 110 ms with it, 99 without)."""
+    terms = parsed.terms
+    return [terms[0].fts()] if len(terms) == 1 and terms[0].text.isalnum() else None
 
 
 def _shown(text: str | None, redactor: Any) -> str | None:

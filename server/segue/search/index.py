@@ -553,7 +553,8 @@ class SearchIndex:
 
     def ranked(self, match: str, now: float, half_life_days: float, where: Sequence[str] | None = None,
                runtimes: Sequence[str] | None = None, since: float | None = None, limit: int | None = None,
-               phrases: Sequence[str] | None = None) -> tuple[list[Hit], int]:
+               phrases: Sequence[str] | None = None, within: Callable[[str | None], bool] | None = None,
+               cwds: Sequence[str] | None = None) -> tuple[list[Hit], int]:
         """The best `limit` matching sessions (None: all), best first, and how many match in all; ranked, cut
         and counted by SQLite, so a query costs its page of results, not a Python object per matching session.
 
@@ -565,8 +566,27 @@ class SearchIndex:
         and the first step of each session met in that order is its best.
 
         `phrases` (the MATCH's phrases, each as FTS5 syntax) let a common word's page skip the bm25 of sessions
-        too old to reach it (`_bounded`): the same page, proven, or the full ranking."""
+        too old to reach it (`_bounded`): the same page, proven, or the full ranking.
+
+        `within(cwd)` keeps the sessions whose directory it accepts (`--dir`: segue.within.cwd_within, False for
+        None). It is asked once per distinct directory of the index, and SQLite ranks only the sessions in the
+        ones kept (`cwds`), with the same snapshot; past CWDS_MAX directories (or SEGUE_SEARCH_DIR_SQL=0) every
+        match is ranked and then kept or not, the reference."""
         con = self.connection()
+        if within is not None:
+            own = not con.in_transaction
+            if own:
+                con.execute("BEGIN")
+            try:
+                kept = self._within_cwds(con, within, match) if _dir_sql_enabled() else None
+                if kept is not None:
+                    return self.ranked(match, now, half_life_days, where, runtimes, since, limit, phrases,
+                                       cwds=kept)
+                hits = _keep(self.ranked(match, now, half_life_days, where, runtimes, since)[0], within)
+                return (hits if limit is None else hits[:limit]), len(hits)
+            finally:
+                if own:
+                    con.execute("COMMIT")
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
@@ -580,17 +600,17 @@ class SearchIndex:
         if since is not None:
             src += " AND s.updated_at >= ?"
             args.append(since)
+        if cwds is not None:
+            src += f" AND s.cwd IN ({','.join('?' * len(cwds))})"
+            args += list(cwds)
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
-        # how many sessions match, for a bounded page: through the sessions table only when filtered on it
-        count = ((f"SELECT count(DISTINCT docs.rowid >> 24) {src}", args) if runtimes or since is not None else
-                 (f"SELECT count(DISTINCT docs.rowid >> 24) FROM docs{join} WHERE docs MATCH ?{kind}",
-                  [match, *(where or ())]))
         own = not con.in_transaction
         if own:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
         try:
             if limit is not None and phrases and _prune_enabled():
-                got = self._bounded(con, inner, count, args, list(phrases), now, half_life_days, limit)
+                got = self._bounded(con, src, args, list(phrases), now, half_life_days, limit,
+                                    filtered=bool(where or runtimes or since is not None or cwds is not None))
                 if got is not None:
                     return got
             # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
@@ -601,8 +621,8 @@ class SearchIndex:
             if own:
                 con.execute("COMMIT")
 
-    def _bounded(self, con: sqlite3.Connection, inner: str, count: tuple[str, list[Any]], args: list[Any],
-                 phrases: list[str], now: float, hl: float, limit: int) -> tuple[list[Hit], int] | None:
+    def _bounded(self, con: sqlite3.Connection, src: str, args: list[Any], phrases: list[str], now: float,
+                 hl: float, limit: int, filtered: bool) -> tuple[list[Hit], int] | None:
         """The page of `ranked` without the bm25 of every matching step, or None (then rank them all).
 
         FTS5's bm25 of a step is minus the sum over the query's phrases of idf × f(tf) × (k1 + 1) / (f(tf) + k1 ×
@@ -611,7 +631,12 @@ class SearchIndex:
         whose recency factor is r scores above -BOUND × r. Any `limit` sessions' scores are at least as good as
         the page's last (`worst`): a sample of recent sessions' steps gives one, and every session old enough
         that -BOUND × r > worst cannot reach the page. The page is ranked exactly among the others, and kept
-        only when its own last score proves it: every excluded session scores above it. Else None."""
+        only when its own last score proves it: every excluded session scores above it. Else None.
+
+        `filtered` (by kind or session): the count of matching sessions comes from the same pass (every matching
+        step is read, the bm25 only of those recent enough), as a separate count would read each step's kind or
+        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step."""
+        inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         match = args[0]
         rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
         if rows < PRUNE_MIN_ROWS:
@@ -635,12 +660,19 @@ class SearchIndex:
             return None  # (cannot happen: the sample's own steps score above -BOUND × 2)
         age_days = hl * math.log2(1.0 / (ratio - 1.0))
         oldest = now - age_days * 86400.0 - 1.0  # a second earlier: when in doubt, rank it
-        cur = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ?) "
-                          f"SELECT rid, score, {_KEY} FROM d ORDER BY {key}",
-                          [*args, oldest, now, hl, now, hl])
+        if filtered:
+            cur = con.execute(f"WITH d AS MATERIALIZED (SELECT docs.rowid AS rid, CASE WHEN coalesce(s.updated_at, "
+                              f"0.0) >= ? THEN bm25(docs) END AS score, s.updated_at AS u {src}) SELECT rid, score, "
+                              f"{_KEY}, (SELECT count(DISTINCT rid >> 24) FROM d) FROM d WHERE score IS NOT NULL "
+                              f"ORDER BY {key}", [oldest, *args, now, hl, now, hl])
+        else:
+            cur = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ?) "
+                              f"SELECT rid, score, {_KEY}, NULL FROM d ORDER BY {key}",
+                              [*args, oldest, now, hl, now, hl])
         best: dict[int, tuple[int, float]] = {}
-        last = 0.0
-        for rid, score, k in cur:
+        last, total = 0.0, 0
+        for rid, score, k, n in cur:
+            total = n
             sid = rid >> STEP_BITS
             if sid not in best:
                 best[sid] = (rid, score)
@@ -651,7 +683,28 @@ class SearchIndex:
         factor = 1.0 + 0.5 ** ((max(0.0, now - oldest) / 86400.0) / hl)  # the factor of every excluded session
         if len(best) < limit or not bound * factor < -last:
             return None
-        return self._page(con, best), con.execute(*count).fetchone()[0]
+        if not filtered:
+            total = con.execute("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?",
+                                (match,)).fetchone()[0]
+        return self._page(con, best), total
+
+    @staticmethod
+    def _within_cwds(con: sqlite3.Connection, within: Callable[[str | None], bool], match: str) -> list[str] | None:
+        """The distinct directories of the sessions this matches that `within` accepts, or None when there are too
+        many to pass. Fewer matching steps than sessions: through the matching steps (a lookup each), else every
+        session's (one pass over the table); either holds every matching session's directory."""
+        rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
+        sessions = con.execute("SELECT coalesce(max(sid), 0) FROM sessions").fetchone()[0]  # sids count up
+        if rows < sessions:
+            cur = con.execute("SELECT DISTINCT s.cwd FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 "
+                              "WHERE docs MATCH ? AND s.cwd IS NOT NULL", (match,))
+        else:
+            cur = con.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")
+        cwds = [r[0] for r in cur]
+        if len(cwds) > CWDS_MAX:
+            return None
+        kept = [c for c in cwds if within(c)]
+        return kept if len(kept) <= VARS_MAX else None
 
     @classmethod
     def _ranked(cls, con: sqlite3.Connection, sql: str, args: list[Any], limit: int | None) -> tuple[list[Hit], int]:
@@ -716,6 +769,11 @@ PRUNE_MIN_ROWS = 4000
 PRUNE_SAMPLE_STEPS = 8
 PRUNE_SAMPLE_ROWS = 2000
 BM25_K1 = 1.2
+# A --dir query decides each distinct directory of the index in Python, then lets SQLite rank only the sessions
+# in the ones kept (as `s.cwd IN (...)`: at most VARS_MAX of them). Past CWDS_MAX directories, or with
+# SEGUE_SEARCH_DIR_SQL=0, every match is ranked and then kept or not (segue.search.engine.answer).
+CWDS_MAX = 5000
+VARS_MAX = 900
 
 
 def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str]:
@@ -730,6 +788,22 @@ def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[
             r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
         return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})"
     return "", f" AND docs.kind IN ({marks})"
+
+
+def _dir_sql_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_DIR_SQL", "1") != "0"
+
+
+def _keep(hits: list[Hit], within: Callable[[str | None], bool]) -> list[Hit]:
+    """The hits whose directory `within` accepts, in order; asked once per directory."""
+    seen: dict[str | None, bool] = {}
+    kept = []
+    for h in hits:
+        if h.cwd not in seen:
+            seen[h.cwd] = within(h.cwd)
+        if seen[h.cwd]:
+            kept.append(h)
+    return kept
 
 
 def _prune_enabled() -> bool:
