@@ -342,6 +342,10 @@ class Keeper:
             from segue.stores.base import Env
 
             self.before = inputs(self.root)
+            if patch_enabled():  # the redactor's fixed patterns this pass compiles, kept for the first patch
+                from segue import recache
+
+                recache.use(f"{self.root}/cache")
             with probe.recording(paused=True) as rec:
                 yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
             self.blob = rec.dump_groups(os.path.expanduser("~"), os.environ)
@@ -378,6 +382,9 @@ class Keeper:
              listing: Any = None) -> bool:
         """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
         cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table."""
+        recache = sys.modules.get("segue.recache")
+        if recache is not None and _private_dir(f"{self.root}/cache"):
+            recache.save()  # (no-op unless `recording()` called use(): the patterns compiled by the listing)
         if self.blob is None or self.before is None or any(s.live for s in sessions):
             return False
         after = inputs(self.root)
