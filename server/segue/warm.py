@@ -342,10 +342,9 @@ class Keeper:
             from segue.stores.base import Env
 
             self.before = inputs(self.root)
-            if patch_enabled():  # the redactor's fixed patterns this pass compiles, kept for the first patch
-                from segue import recache
+            from segue import recache  # the redactor's fixed patterns this pass compiles, kept for the first patch
 
-                recache.use(f"{self.root}/cache")
+            recache.use(f"{self.root}/cache")  # (SEGUE_RE_CACHE=0: not)
             with probe.recording(paused=True) as rec:
                 yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
             self.blob = rec.dump_groups(os.path.expanduser("~"), os.environ)
