@@ -9,6 +9,8 @@ built once per side first), a warm `list --json` is measured, 1 % of the corpus'
 That patch is the first after a full listing: whether its regexes come compiled from the cache is what differs
 when the full path fills the cache (segue.warm.Keeper). Prints medians of CPU (user+sys) and each side's
 first patch as a ratio to its warm answer; the first round checks the patched output against SEGUE_WARM=0's.
+The measured processes count the patterns re compiles (`re._compiler.compile`: what the cache spares) and the
+CPU they take.
 CORPUS is changed and put back: point it at a corpus of your own.
 """
 
@@ -25,6 +27,27 @@ from bench import mutate
 from bench.proc import Run, Spawner, median
 
 REPO = Path(__file__).resolve().parent.parent
+# `segue`, counting what re compiles (a pattern segue.recache hands over compiled never reaches re._compiler)
+_COUNTING = """
+import sys, time
+from re import _compiler
+real, spent = _compiler.compile, [0, 0.0]
+def compile(*a, **k):
+    t = time.process_time()
+    try:
+        return real(*a, **k)
+    finally:
+        spent[0] += 1
+        spent[1] += time.process_time() - t
+_compiler.compile = compile
+from segue.entry import main
+try:
+    rc = main(sys.argv[1:])
+finally:
+    sys.stdout.flush()
+    print("COMPILES", spent[0], round(spent[1] * 1000, 2), file=sys.stderr)
+raise SystemExit(rc)
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,14 +72,15 @@ def main(argv: list[str] | None = None) -> int:
                 "PYTHONPATH": f"{sides[side]}{os.pathsep}{REPO}", "PYTHONPYCACHEPREFIX": str(out / "pycache")}
 
     def run(side: str, *args: str, extra: dict[str, str] | None = None) -> Run:
-        r = spawner.run([sys.executable, "-m", "segue", *args], {**env(side), **(extra or {})}, cwd=str(REPO))
+        r = spawner.run([sys.executable, "-c", _COUNTING, *args], {**env(side), **(extra or {})}, cwd=str(REPO))
         assert r.rc == 0, r.stderr
         return r
 
     for side in sides:
         shutil.rmtree(out / f"state-{side}", ignore_errors=True)
         run(side, "list", "--json")  # cold: the index
-    rows: dict[str, dict[str, list[float]]] = {"warm": {}, "first patch": {}, "full": {}}
+    rows: dict[str, dict[str, list[float]]] = {"warm": {}, "first patch": {}, "full": {}, "compiles": {},
+                                               "compile ms": {}}
     identical: dict[str, bool] = {}
     order = list(sides)
     for i in range(a.runs):
@@ -72,17 +96,22 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 r = run(side, "list", "--json")
                 rows["first patch"].setdefault(side, []).append(r.cpu)
+                n, ms = r.stderr.rsplit("COMPILES ", 1)[1].split()
+                rows["compiles"].setdefault(side, []).append(int(n))
+                rows["compile ms"].setdefault(side, []).append(float(ms))
                 if i == 0:
                     identical[side] = r.stdout == run(side, "list", "--json", extra={"SEGUE_WARM": "0"}).stdout
             finally:
                 change.undo()
         order.reverse()
     lines = [f"first patch after a full listing, 1 % of {a.runtime} changed ({k} sessions), {a.runs} rounds, "
-             "medians of CPU (user+sys)", "| side | full list | warm | first patch | × warm | = SEGUE_WARM=0 |",
-             "|---|---|---|---|---|---|"]
+             "medians of CPU (user+sys)",
+             "| side | full list | warm | first patch | × warm | its regex compiles (CPU) | = SEGUE_WARM=0 |",
+             "|---|---|---|---|---|---|---|"]
     for side in sides:
-        f, w, p = (median(rows[r][side]) for r in ("full", "warm", "first patch"))
-        lines.append(f"| {side} | {f:.3f} s | {w:.3f} s | {p:.3f} s | {p / w:.2f} | {identical.get(side)} |")
+        f, w, p, n, ms = (median(rows[r][side]) for r in ("full", "warm", "first patch", "compiles", "compile ms"))
+        lines.append(f"| {side} | {f:.3f} s | {w:.3f} s | {p:.3f} s | {p / w:.2f} | {n:.0f} ({ms:.1f} ms) | "
+                     f"{identical.get(side)} |")
     text = "\n".join(lines)
     print(text)
     (out / "results.md").write_text(text + "\n")
