@@ -2,15 +2,15 @@
 
     python -m bench.first_patch CORPUS --before OLD_SERVER_DIR [--runs 5] [--out DIR] [--runtime claude]
 
-Each round, for each side (the order alternating): the kept answers and the redactor's pattern cache
-(`cache/warm`, `cache/redact-re-*`) are removed, `segue list --json` runs the full path (the index is warm: it is
-built once per side first), a warm `list --json` is measured, 1 % of the corpus' sessions of one runtime change
-(bench.mutate) and the next `list --json` (the patch path) is measured, then the change is undone byte for byte.
-That patch is the first after a full listing: whether its regexes come compiled from the cache is what differs
-when the full path fills the cache (segue.warm.Keeper). Prints medians of CPU (user+sys) and each side's
-first patch as a ratio to its warm answer; the first round checks the patched output against SEGUE_WARM=0's.
-The measured processes count the patterns re compiles (`re._compiler.compile`: what the cache spares) and the
-CPU they take.
+Each round, for each side (the order alternating): the session index, the kept answers and the redactor's
+pattern cache (`cache/index.sqlite*`, `cache/warm`, `cache/redact-re-*`) are removed, `segue list --json` runs
+the full path cold (every session summarised and redacted), a warm `list --json` is measured, 1 % of the
+corpus' sessions of one runtime change (bench.mutate) and the next `list --json` (the patch path) is measured,
+then the change is undone byte for byte. That patch is the first after a full listing: whether its regexes come
+compiled from the cache is what differs when the full path fills the cache (segue.warm.Keeper). Prints medians
+of CPU (user+sys) and each side's first patch as a ratio to its warm answer; the first round checks the patched
+output against SEGUE_WARM=0's. The measured processes count the patterns re compiles (`re._compiler.compile`:
+what the cache spares) and the CPU they take.
 CORPUS is changed and put back: point it at a corpus of your own.
 """
 
@@ -88,9 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         for side in order:
             cache = out / f"state-{side}" / "cache"
             shutil.rmtree(cache / "warm", ignore_errors=True)
-            for p in cache.glob("redact-re-*"):
+            for p in [*cache.glob("redact-re-*"), *cache.glob("index.sqlite*")]:
                 p.unlink()
-            rows["full"].setdefault(side, []).append(run(side, "list", "--json").cpu)  # the full path, kept
+            rows["full"].setdefault(side, []).append(run(side, "list", "--json").cpu)  # cold, kept
             rows["warm"].setdefault(side, []).append(run(side, "list", "--json").cpu)
             change = mutate.apply(chosen, corpus / "home", out / "mutate-backup")
             try:
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         order.reverse()
     lines = [f"first patch after a full listing, 1 % of {a.runtime} changed ({k} sessions), {a.runs} rounds, "
              "medians of CPU (user+sys)",
-             "| side | full list | warm | first patch | × warm | its regex compiles (CPU) | = SEGUE_WARM=0 |",
+             "| side | cold list | warm | first patch | × warm | its regex compiles (CPU) | = SEGUE_WARM=0 |",
              "|---|---|---|---|---|---|---|"]
     for side in sides:
         f, w, p, n, ms = (median(rows[r][side]) for r in ("full", "warm", "first patch", "compiles", "compile ms"))

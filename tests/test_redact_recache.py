@@ -91,8 +91,11 @@ def test_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 _COUNTING = """
-import sys
+import os, sys
 from segue import patch, recache
+if os.environ.get("TEST_WORKERS"):  # the cold listing summarises in worker processes, as a big one does
+    from segue import listing
+    listing.PARALLEL_MIN = 1
 misses = []
 real_args = recache._args
 recache._args = lambda p, f: (misses.append(p), real_args(p, f))[1]
@@ -110,9 +113,11 @@ raise SystemExit(rc)
 """
 
 
-def test_a_full_listing_keeps_the_fixed_patterns_for_the_first_patch(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [False, True], ids=["in-process", "workers"])
+def test_a_full_listing_keeps_the_fixed_patterns_for_the_first_patch(tmp_path: Path, workers: bool) -> None:
     """The full path fills the cache too (only the redactor's fixed patterns: no secret of the listed sessions is
-    in a key), so the first patch after it compiles nothing; the negative control: without the file it does."""
+    in a key), its worker processes' compiles included, so the first patch after it compiles nothing; the
+    negative control: without the file it does."""
     import json
     import subprocess
 
@@ -121,14 +126,14 @@ def test_a_full_listing_keeps_the_fixed_patterns_for_the_first_patch(tmp_path: P
 
     stores = Stores(tmp_path)
     secret = "ghp_" + "Zq7xW3" * 6
-    one = claude_transcript(tmp_path)
-    sid = "00000000-0000-4000-8000-00000000beef"
-    text = one.read_text().replace(one.stem, sid)
-    text = text.replace("Please run `echo hello", f"Please use {secret} to run `echo hello")  # (its title)
-    (one.parent / f"{sid}.jsonl").write_text(text)
+    one = claude_transcript(tmp_path)  # its title holds the secret: the patch below summarises it again
+    text = one.read_text()
+    assert "Please run `echo hello" in text
+    one.write_text(text.replace("Please run `echo hello", f"Please use {secret} to run `echo hello"))
 
     def run() -> tuple[bytes, str]:
-        p = subprocess.run([sys.executable, "-c", _COUNTING, "list", "--json"], env=stores.env, capture_output=True,
+        env = {**stores.env, "TEST_WORKERS": "1"} if workers else stores.env
+        p = subprocess.run([sys.executable, "-c", _COUNTING, "list", "--json"], env=env, capture_output=True,
                            timeout=120)
         assert p.returncode == 0, p.stderr
         return p.stdout, p.stderr.decode()
