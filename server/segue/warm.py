@@ -345,11 +345,11 @@ class Keeper:
             from segue import recache  # the redactor's fixed patterns this pass compiles, kept for the first patch
             from segue.paths import ensure_private_dir
 
-            try:  # (now, not when the index is written: a cold listing's workers save theirs as they go)
+            # cache/ now, not when the index is written: a cold listing's workers save theirs as they go (an
+            # unsafe state directory: no cache, the listing itself says why). SEGUE_RE_CACHE=0: use() does nothing.
+            with contextlib.suppress(Exception):
                 ensure_private_dir(Path(self.root) / "cache")
-                recache.use(f"{self.root}/cache")  # (SEGUE_RE_CACHE=0: not)
-            except Exception:  # an unsafe state directory: the listing says so itself
-                pass
+                recache.use(f"{self.root}/cache")
             with probe.recording(paused=True) as rec:
                 yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
             self.blob = rec.dump_groups(os.path.expanduser("~"), os.environ)
