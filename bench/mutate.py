@@ -73,6 +73,9 @@ def choose_mixed(sessions: list[dict[str, Any]], per_runtime: dict[str, int], se
 def apply(chosen: list[dict[str, Any]], home: Path, backup_dir: Path) -> Change:
     ch = Change(backup_dir)
     now = time.time()
+    for s in chosen:  # (a corpus copied with cp -a still names the original's files: never change those)
+        if s.get("path") and not os.path.abspath(s["path"]).startswith(f"{os.path.abspath(home)}{os.sep}"):
+            raise ValueError(f"{s['path']} is outside {home}: expected.json is another corpus'")
     oc: list[dict[str, Any]] = []
     cl: list[dict[str, Any]] = []
     for s in chosen:

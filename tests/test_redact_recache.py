@@ -5,6 +5,7 @@ falls back to re.compile; the negative control shows the comparison sees a wrong
 from __future__ import annotations
 
 import gc
+import marshal
 import re
 import sys
 from collections.abc import Iterator
@@ -87,3 +88,76 @@ def test_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert recache.compile(p, f) == re.compile(p, f)
     recache.save()
     assert list(tmp_path.iterdir()) == []
+
+
+_COUNTING = """
+import os, sys
+from segue import patch, recache
+if os.environ.get("TEST_WORKERS"):  # the cold listing summarises in worker processes, as a big one does
+    from segue import listing
+    listing.PARALLEL_MIN = 1
+misses = []
+real_args = recache._args
+recache._args = lambda p, f: (misses.append(p), real_args(p, f))[1]
+real_answer = patch.answer
+def answer(*a):
+    rc = real_answer(*a)
+    print("PATCH", rc, file=sys.stderr)
+    return rc
+patch.answer = answer
+from segue.entry import main
+rc = main(sys.argv[1:])
+sys.stdout.flush()
+print("MISSES", len(misses), file=sys.stderr)
+raise SystemExit(rc)
+"""
+
+
+@pytest.mark.parametrize("workers", [False, True], ids=["in-process", "workers"])
+def test_a_full_listing_keeps_the_fixed_patterns_for_the_first_patch(tmp_path: Path, workers: bool) -> None:
+    """The full path fills the cache too (only the redactor's fixed patterns: no secret of the listed sessions is
+    in a key), its worker processes' compiles included, so the first patch after it compiles nothing; the
+    negative control: without the file it does."""
+    import json
+    import subprocess
+
+    from tests.store_changes import append_claude_reply, claude_transcript
+    from tests.test_cli_real import Stores
+
+    stores = Stores(tmp_path)
+    secret = "ghp_" + "Zq7xW3" * 6
+    one = claude_transcript(tmp_path)  # its title holds the secret: the patch below summarises it again
+    text = one.read_text()
+    assert "Please run `echo hello" in text
+    one.write_text(text.replace("Please run `echo hello", f"Please use {secret} to run `echo hello"))
+
+    def run() -> tuple[bytes, str]:
+        env = {**stores.env, "TEST_WORKERS": "1"} if workers else stores.env
+        p = subprocess.run([sys.executable, "-c", _COUNTING, "list", "--json"], env=env, capture_output=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        return p.stdout, p.stderr.decode()
+
+    out, err = run()  # cold: the full path
+    assert secret.encode() not in out and b"REDACTED" in out and "PATCH" not in err
+    assert int(err.split("MISSES ")[1]) > 0
+    files = list((tmp_path / "segue-home" / "cache").glob("redact-re-*"))
+    assert len(files) == 1
+    kept = marshal.loads(files[0].read_bytes())
+    fixed = {p for p, _f in patterns()}  # (by their text: patterns() reads inline flags into the flags)
+    assert kept and {p for p, _f in kept} <= fixed, {p for p, _f in kept} - fixed
+    assert not any(secret in p or "Zq7xW3" in p for p, _f in kept)
+
+    append_claude_reply(tmp_path, "done, nothing else")
+    before = files[0].read_bytes()
+    patched, err = run()
+    assert "PATCH 0" in err and int(err.split("MISSES ")[1]) == 0, err
+    assert files[0].read_bytes() == before
+    ref = subprocess.run([sys.executable, "-m", "segue", "list", "--json"], env={**stores.env, "SEGUE_WARM": "0"},
+                         capture_output=True, timeout=120)
+    assert patched == ref.stdout and json.loads(patched)
+
+    append_claude_reply(tmp_path, "and once more")
+    files[0].unlink()
+    _out, err = run()  # the control: the same patch without the kept patterns compiles
+    assert "PATCH 0" in err and int(err.split("MISSES ")[1]) > 0, err

@@ -566,6 +566,9 @@ def _summarize_chunk(runtime: str, sources: list[Source]) -> list[tuple[bytes, s
         for s in sessions:
             s.prime()
         out.append((index.encode_sessions(sessions), error, state))
+    recache = sys.modules.get("segue.recache")
+    if recache is not None:
+        recache.save()  # the patterns this worker compiled (a no-op unless the listing called use(): warm.Keeper)
     return out
 
 

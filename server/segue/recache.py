@@ -7,7 +7,11 @@ code generator in pure Python).
 index). A pattern found there is built by `_sre.compile` directly (which validates the code); any other is
 compiled by `re.compile` (the reference), and its arguments, computed by re's own steps, are kept only when
 `_sre.compile` of them gives a pattern equal to the reference's (`Pattern.__eq__` compares flags and code);
-`save()` writes them (atomically, mode 0600, in Segue's private state directory). Without `use()` (or with
+`save()` writes them (atomically, mode 0600, in Segue's private state directory). A patched listing and a full
+one that keeps its answer (warm.Keeper) use it, so the first patch after a full listing compiles nothing the
+listing compiled. Only the redactor's fixed patterns come here: the exact-value patterns built from secrets are
+`re.compile`d (redact/core.py). A cold listing's worker processes inherit `use()` and save what they compiled
+after each task (segue.listing). Without `use()` (or with
 SEGUE_RE_CACHE=0, or a Python whose re module lacks these internals) every compile is `re.compile`.
 """
 
@@ -48,6 +52,15 @@ def _version() -> str:
     return blake2b(tag.encode(), digest_size=8).hexdigest()
 
 
+def _load(path: str) -> dict[tuple[str, int], Any]:
+    try:
+        with open(path, "rb") as f:
+            table = marshal.loads(f.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        table = {}
+    return table if isinstance(table, dict) and len(table) <= MAX_ENTRIES else {}
+
+
 def use(cache_dir: str) -> None:
     """Answer compiles from the kept patterns in `cache_dir` (an existing directory) from now on."""
     global _table
@@ -58,12 +71,7 @@ def use(cache_dir: str) -> None:
         return
     _new.clear()  # (another state directory: what was compiled for the last one stays there)
     _path[:] = [path]
-    try:
-        with open(path, "rb") as f:
-            table = marshal.loads(f.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        table = {}
-    _table = table if isinstance(table, dict) and len(table) <= MAX_ENTRIES else {}
+    _table = _load(path)
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -104,17 +112,23 @@ def _args(pattern: str, flags: int) -> tuple[Any, ...] | None:
 
 
 def save() -> None:
-    """Write the patterns compiled since `use()` beside the kept ones (nothing when none are new)."""
+    """Write the patterns compiled since `use()` beside the kept ones (nothing when none are new), and beside
+    what other processes wrote meanwhile (a cold listing's workers each save theirs, the listing after them)."""
     if _table is None or not _new or not _path:
         return
+    path = _path[0]
+    merged = _load(path)
+    merged.update(_table)
+    merged.update(_new)
     _table.update(_new)
     _new.clear()
-    path = _path[0]
+    if len(merged) > MAX_ENTRIES:
+        merged = _table
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as w:
-            w.write(marshal.dumps(_table))
+            w.write(marshal.dumps(merged))
         os.replace(tmp, path)
     except Exception:  # a cache: the next process compiles again
         with contextlib.suppress(OSError):

@@ -342,6 +342,14 @@ class Keeper:
             from segue.stores.base import Env
 
             self.before = inputs(self.root)
+            from segue import recache  # the redactor's fixed patterns this pass compiles, kept for the first patch
+            from segue.paths import ensure_private_dir
+
+            # cache/ now, not when the index is written: a cold listing's workers save theirs as they go (an
+            # unsafe state directory: no cache, the listing itself says why). SEGUE_RE_CACHE=0: use() does nothing.
+            with contextlib.suppress(Exception):
+                ensure_private_dir(Path(self.root) / "cache")
+                recache.use(f"{self.root}/cache")
             with probe.recording(paused=True) as rec:
                 yield Env(home=Path(os.path.expanduser("~")), environ=rec.env(dict(os.environ)))
             self.blob = rec.dump_groups(os.path.expanduser("~"), os.environ)
@@ -378,6 +386,9 @@ class Keeper:
              listing: Any = None) -> bool:
         """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
         cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table."""
+        recache = sys.modules.get("segue.recache")
+        if recache is not None and _private_dir(f"{self.root}/cache"):
+            recache.save()  # (no-op unless `recording()` called use(): the patterns compiled by the listing)
         if self.blob is None or self.before is None or any(s.live for s in sessions):
             return False
         after = inputs(self.root)
