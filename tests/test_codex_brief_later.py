@@ -24,7 +24,7 @@ from segue.stores.base import Env
 from segue.stores.codex import fast
 from tests.test_reader_contract import STORES, _tree
 
-VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "torn")
+VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "bom", "blank_lines", "torn")
 CODEX_STORES = [n for n, (rts, _) in STORES.items() if rts == ("codex",)]
 
 
