@@ -823,3 +823,110 @@ def test_one_reader_reads_a_changed_project_root_again(tmp_path: Path) -> None:
     session_file(hashed, jsonl({**meta("s3-0000-0000", "/w/three"), "projectHash": sha("/w/three")},
                                user("u1", "hi"), gem("g1", "ok")), sid="s3-0000-0000")
     assert listing(r)["s3-0000-0000"].cwd == "/w/three"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the fast summary (`lastUpdated` lines applied undecoded, small files replayed from the bytes read once, the
+# middle's title scan skipped when the tail or the file's place settles it) equals the reference on the
+# serialisations a file may come in
+
+
+def _serialised(records: list[Any], how: str) -> str:
+    def one(r: Any) -> str:
+        if isinstance(r, str):
+            return r
+        if how == "spaced":
+            return json.dumps(r)
+        if how == "reordered" and isinstance(r, dict):
+            return json.dumps(dict(reversed(list(r.items()))), separators=(",", ":"))
+        if how == "escaped":
+            return json.dumps(r, separators=(",", ":")).replace('"lastUpdated":"2', '"lastUpdated":"\\u0032')
+        return json.dumps(r, separators=(",", ":"))  # how the CLI writes it (JSON.stringify)
+
+    nl = "\r\n" if how == "crlf" else "\n"
+    text = (nl + nl if how == "blank" else nl).join(one(r) for r in records) + nl
+    if how == "bom":
+        text = "\ufeff" + text
+    if how == "torn":
+        text += '{"$set":{"lastUpdated":"2026-12-09T00:00:00.000Z"'
+    return text
+
+
+def _upd(ts: str, **kw: Any) -> dict[str, Any]:
+    return {"$set": {"lastUpdated": ts, **kw}}
+
+
+def _fast_cases() -> list[tuple[str, list[Any]]]:
+    pad = [r for i in range(40) for r in (gem(f"pad{i}", "filler " * 400, ts=f"2026-12-01T21:45:{i:02d}.000Z"),
+                                           _upd(f"2026-12-01T21:45:{i:02d}.000Z"))]
+    ctx = {"$set": {"messages": [context()]}}
+    return [
+        ("small", [meta(), ctx, user("u1", "first"), _upd("2026-12-01T21:44:43.000Z"), gem("g1", "hi"),
+                   _upd("2026-12-01T21:44:44.000Z"), _upd("2026-12-01T21:44:44.000Z")]),
+        ("small, later time first", [meta(), ctx, user("u1", "first"), _upd("2026-12-03T00:00:00.000Z"),
+                                     gem("g1", "hi"), _upd("2026-12-01T21:44:44.000Z"), _upd("not a time"),
+                                     _upd("2026-12-01T21:44:44Z"), _upd("")]),
+        ("small, title", [meta(), ctx, user("u1", "first"), gem("g1", "hi"), _upd("2026-12-02T00:00:00.000Z",
+                                                                                  summary="A title")]),
+        ("small, no request", [meta(), ctx, _upd("2026-12-01T21:44:43.000Z")]),
+        ("big", [meta(), ctx, user("u1", "first"), *pad, gem("z", "end"), _upd("2026-12-01T21:47:00.000Z")]),
+        ("big, title in the middle", [meta(), ctx, user("u1", "first"), *pad[:40],
+                                      _upd("2026-12-01T21:45:20.000Z", summary="Middle"), *pad[40:],
+                                      gem("z", "end")]),
+        ("big, titles in the middle and the tail", [meta(), ctx, user("u1", "first"), *pad[:40],
+                                                    _upd("2026-12-01T21:45:20.000Z", summary="Middle"), *pad[40:],
+                                                    gem("z", "end"), {"$set": {"summary": "Tail"}}]),
+        ("big, blank title in the tail", [meta(), ctx, user("u1", "first"), *pad[:40], {"$set": {"summary": "M"}},
+                                          *pad[40:], gem("z", "end"), {"$set": {"summary": "  "}}]),
+    ]
+
+
+@pytest.mark.parametrize("how", ["compact", "spaced", "reordered", "escaped", "crlf", "bom", "blank", "torn"])
+def test_fast_summary_matches_the_reference_on_serialisations(tmp_path: Path, how: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    applied = 0
+    real = gm._set_updated
+
+    def counting(raw: bytes, facts: Any) -> bool:
+        nonlocal applied
+        hit = real(raw, facts)
+        applied += hit
+        return hit
+
+    monkeypatch.setattr(gm, "_set_updated", counting)
+    for sub in (False, True):
+        for name, records in _fast_cases():
+            home = tmp_path / f"{how}-{sub}-{len(name)}-{abs(hash(name))}"
+            chats = project(home)
+            text = _serialised(records, how)
+            if sub:
+                (chats / SID).mkdir()
+                path = chats / SID / f"{SID2}.jsonl"
+                path.write_text(text.replace('"kind":"main"', '"kind":"subagent"'), newline="")
+            else:
+                path = session_file(chats, "")
+                path.write_text(text, newline="")
+            (src,) = list(GeminiReader(Env(home=home)).sources())
+            ref = [s.to_json() for s in GeminiReader(Env(home=home), fast=False).summarize(src)]
+            got = [s.to_json() for s in GeminiReader(Env(home=home), fast=True).summarize(src)]
+            assert got == ref, (how, sub, name)
+    if how in ("spaced", "escaped", "crlf"):
+        assert applied == 0  # not the CLI's exact bytes (spaces, an escape, a \r): decoded
+    else:
+        assert applied > 20  # the undecoded path really ran
+
+
+def test_fast_paths_switch_turns_the_gemini_fast_summary_off(tmp_path: Path) -> None:
+    assert GeminiReader(Env(home=tmp_path)).fast is True
+    assert GeminiReader(Env(home=tmp_path, environ={"SEGUE_FAST_PATHS": "0"})).fast is False
+
+
+def test_middle_title_scan_finds_a_needle_across_chunk_seams(tmp_path: Path) -> None:
+    needle = b'"summary"'
+    for cut in range(len(needle) + 1):
+        p = tmp_path / f"f{cut}"
+        data = b"x" * (1024 * 1024 - cut) + needle + b"y" * 100
+        p.write_bytes(data)
+        assert gm._middle_mentions(p, 10, len(data) - 10, needle), cut
+        p.write_bytes(data.replace(needle, b'"summarY"'))  # negative control
+        assert not gm._middle_mentions(p, 10, len(data) - 10, needle), cut

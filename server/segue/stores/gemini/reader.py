@@ -93,7 +93,7 @@ class GeminiReader(Reader):
 
     def __init__(self, env: Env, *, fast: bool | None = None) -> None:
         super().__init__(env)
-        self.fast = FAST_SUMMARY if fast is None else fast
+        self.fast = (FAST_SUMMARY and fast_paths(env)) if fast is None else fast  # SEGUE_FAST_PATHS=0: reference
 
     # ------------------------------------------------------------------------------------------- places
 
@@ -158,7 +158,7 @@ class GeminiReader(Reader):
         else:
             facts = None
             if self.fast:
-                facts = _summary_head_tail(path)
+                facts = _summary_head_tail(path, sub=source.kind.startswith("subagent"))
             if facts is None:
                 facts = _Facts()
                 _replay(path, facts, ReadStats())
@@ -337,6 +337,7 @@ class _Facts:
     resumable_content: bool = False
     summary: str | None = None
     hint_messages: list[Any] = field(default_factory=list)  # a G1 document's messages, for `hints`
+    last_touched: str | None = None  # the last time text `touch` parsed (the CLI repeats each one)
     problems: list[str] = field(default_factory=list)
 
     def hints(self) -> list[str]:
@@ -367,6 +368,10 @@ class _Facts:
             self.directories = [d for d in dirs if isinstance(d, str) and d]
 
     def touch(self, value: Any) -> None:
+        if type(value) is str:
+            if value == self.last_touched:
+                return  # the same text parses to the same time: max() with it again changes nothing
+            self.last_touched = value
         t = parse_time(value)
         if t is not None and (self.updated is None or t > self.updated):
             self.updated = t
@@ -416,30 +421,60 @@ class _Facts:
 def _replay(path: Path, facts: _Facts, stats: ReadStats) -> None:
     """The reference summary: every record of the file, in order."""
     try:
-        for raw in _lines(path, stats):
-            obj = loads(raw)
-            if obj is None:
-                stats.damaged_lines += 1
-                continue
-            facts.record(obj)
+        _replay_lines(_lines(path, stats), facts, stats, fast=False)
     except OSError as e:
         facts.problems.append(f"{path.name}: {e.strerror or e}")
     if stats.damaged_lines:
         facts.problems.append(f"{stats.damaged_lines} damaged record(s) skipped")
 
 
-def _summary_head_tail(path: Path) -> _Facts | None:
+def _replay_lines(lines: Iterator[bytes], facts: _Facts, stats: ReadStats, *, fast: bool) -> None:
+    for raw in lines:
+        if fast and _set_updated(raw, facts):
+            continue
+        obj = loads(raw)
+        if obj is None:
+            stats.damaged_lines += 1
+            continue
+        facts.record(obj)
+
+
+# `{"$set":{"lastUpdated":"<time>"}}` exactly as the CLI writes it after every message (a third of a session's
+# lines): the time holds no quote, backslash or escape, so its bytes are the decoded string.
+_SET_UPDATED = re.compile(rb'\{"\$set":\{"lastUpdated":"([0-9A-Za-z:.+\-]{1,64})"\}\}')
+
+
+def _set_updated(raw: bytes, facts: _Facts) -> bool:
+    """Fast path: a line that is exactly a `lastUpdated` update is applied without decoding it (what
+    `_Facts.record` does with its decoded object: `touch` the time). Any other line: False, decode it."""
+    m = _SET_UPDATED.fullmatch(raw)
+    if m is None:
+        return False
+    facts.touch(m.group(1).decode("ascii"))
+    return True
+
+
+def _summary_head_tail(path: Path, sub: bool = False) -> _Facts | None:
     """The fast summary from the first and last 32 KiB, or None when they do not hold every fact the
-    reference read would find (then the caller reads the whole file)."""
+    reference read would find (then the caller reads the whole file). A file that fits in them is replayed
+    whole from the bytes already read (the reference's records, read once). `sub`: the file is a subagent's
+    by its place (`chats/<parent>/`), whose title is never shown."""
     try:
         head, tail, size = read_head_tail(path, HEAD_BYTES, TAIL_BYTES)
     except OSError:
         return None
     if not tail:
-        return None  # small file: the reference read costs the same
+        facts = _Facts()
+        stats = ReadStats()
+        _replay_lines(_split_lines(head, stats), facts, stats, fast=True)
+        if stats.damaged_lines:
+            facts.problems.append(f"{stats.damaged_lines} damaged record(s) skipped")
+        return facts
     facts = _Facts()
     lines = complete_lines(head, from_start=True)
     for raw in lines:
+        if _set_updated(raw, facts):
+            continue
         obj = loads(raw)
         if obj is None:
             return None
@@ -450,14 +485,19 @@ def _summary_head_tail(path: Path) -> _Facts | None:
         return None  # the reference read might find the <session_context> further on
     later = _Facts()
     for raw in complete_lines(tail, from_start=False):
+        if _set_updated(raw, later):
+            continue
         obj = loads(raw)
         if obj is None:
             return None
         later.record(obj)
     if later.model is None or later.updated is None:
         return None
-    if _middle_mentions(path, len(head), size - len(tail), b'"summary"'):
-        return None  # a title may be set in the middle: only the full read knows which one is last
+    # a title may be set in the middle: only the full read knows which one is last, unless the tail sets one
+    # (the last one in the file then) or the title is never shown (a subagent's `summary` is its result)
+    if (later.summary is None and not sub and facts.kind != "subagent"
+            and _middle_mentions(path, len(head), size - len(tail), b'"summary"')):
+        return None
     # the middle may hold a later metadata line (a resume) but never an earlier start
     facts.updated = max(later.updated, facts.updated or later.updated)
     facts.model = later.model
@@ -480,9 +520,10 @@ def _middle_mentions(path: Path, start: int, end: int, needle: bytes) -> bool:
             if not data:
                 break
             pos += len(data)
-            if needle in carry + data:
+            # the chunk itself, then the seam with the previous one (no copy of the whole chunk)
+            if needle in data or needle in carry + data[:len(needle) - 1]:
                 return True
-            carry = data[-len(needle):]
+            carry = data[-(len(needle) - 1):]
     return False
 
 
