@@ -235,3 +235,31 @@ def test_a_changed_database_is_reread_whole_when_fast_paths_are_off(tmp_path: Pa
     _change_opencode(_opencode_db(home), 4)
     scan(env, state, ["opencode", "cline"])
     assert spy.calls == []  # the reference never takes the incremental path
+
+
+@pytest.mark.parametrize("kind", ["generated", "opencode"])
+def test_cold_incremental_read_reuses_the_key_scan_and_equals_summarize(tmp_path: Path, kind: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no base, `summarize_delta` takes the message counts from its key scan and joins by rowid: the
+    same sessions as `summarize` (the per-session count query and the id join), on the generated and the real
+    store; the key path must really have run."""
+    from segue.stores.opencode import reader as oc
+
+    home = _home(tmp_path, kind)
+    r = OpencodeReader(Env(home=home, environ={}))
+    ran = []
+    real_v1 = oc._summarize_v1
+
+    def spy(*a: Any, **kw: Any) -> Any:
+        ran.append(kw.get("msg_keys", a[5] if len(a) > 5 else None) is not None)
+        return real_v1(*a, **kw)
+
+    monkeypatch.setattr(oc, "_summarize_v1", spy)
+    dbs = [s for s in r.sources() if s.kind == "db"]
+    assert dbs
+    for src in dbs:
+        fast, _fresh, _state = r.summarize_delta(src, None, None)
+        ref = r.summarize(src)
+        assert [s.to_cache() for s in fast] == [s.to_cache() for s in ref]
+        assert fast and any(s.first_request for s in fast)
+    assert ran[0] is True and ran[1] is False  # the key path, then the reference path

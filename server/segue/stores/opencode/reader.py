@@ -390,6 +390,11 @@ FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
 ORDER BY u.session_id, u.rn, p.id
 """
 
+# The same, joining the window's rows back to their messages by rowid instead of through the id index (a
+# page or two fewer per message): used only where `_MSG_KEYS_SQL` ran, which proves the table has rowids.
+_FIRST_TEXT_ROWID_SQL = (_FIRST_TEXT_SQL.replace("SELECT id, ROW_NUMBER()", "SELECT rowid AS rid, ROW_NUMBER()")
+                         .replace("JOIN message m ON m.id = r.id", "JOIN message m ON m.rowid = r.rid"))
+
 # The same for chosen sessions over all their user messages (a first request deeper than FIRST_MESSAGES).
 _DEEP_TEXT_SQL = """
 SELECT m.session_id, json_extract(m.data, '$.summary.title'), json_extract(m.data, '$.model.modelID'),
@@ -408,10 +413,13 @@ def _session_rows(con: sqlite3.Connection) -> list[tuple[Any, ...]]:
 
 
 def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: list[tuple[Any, ...]] | None = None,
-                  only: list[str] | None = None) -> list[Session]:
+                  only: list[str] | None = None, msg_keys: dict[str, tuple[Any, ...]] | None = None
+                  ) -> list[Session]:
     """Sessions of `rows` (default: every session row). `only`: the ids whose messages to read (an incremental
     read of a few sessions); None reads every session's messages in set-based queries. A session's summary
-    depends on its own row, messages and parts only, so both give the same summary of the same session."""
+    depends on its own row, messages and parts only, so both give the same summary of the same session.
+    `msg_keys`: `_MSG_KEYS_SQL`'s rows of this connection by session (count and newest time first), when the
+    caller has them: the same figures the per-session count query gives, not scanned for again."""
     rows = _session_rows(con) if rows is None else rows
     firsts: dict[str, str] = {}
     summary_titles: dict[str, str] = {}
@@ -420,7 +428,12 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: li
     counts: dict[str, int] = {}
     has_msgs = "message" in tables and "part" in tables
     if has_msgs:
-        if only is None:
+        if only is None and msg_keys is not None:
+            for sid, (n, t, *_rest) in msg_keys.items():
+                counts[sid], last[sid] = n, t
+            _collect_first(con.execute(_FIRST_TEXT_ROWID_SQL.format(where=""), (FIRST_MESSAGES,)), firsts,
+                           summary_titles, models)
+        elif only is None:
             for sid, n, t in con.execute(
                     "SELECT session_id, count(*), max(time_created) FROM message GROUP BY session_id"):
                 counts[sid], last[sid] = n, t
@@ -519,7 +532,8 @@ def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
                             and old.get(s.id) == keys[s.id]:
                         reuse[s.id] = s
             todo = [r for r in rows if r[0] not in reuse]
-            fresh = _summarize_v1(con, path, tables, todo, [r[0] for r in todo] if reuse else None) if todo else []
+            fresh = (_summarize_v1(con, path, tables, todo, [r[0] for r in todo] if reuse else None,
+                                   msgs if has_msgs else None) if todo else [])
         except sqlite3.Error as e:
             raise SqliteUnavailable(f"{path}: {e}") from e
     by_id = {s.id: s for s in fresh}
