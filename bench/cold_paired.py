@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     args = a.args.split()
     extra = dict(e.split("=", 1) for e in a.env)
     work = Path(tempfile.mkdtemp(prefix="bench-cold-"))
+    empty = work / "empty-home"  # the start-up baseline bench.run subtracts from the bytes read
+    empty.mkdir()
     rows: list[dict[str, Any]] = []
     try:
         floor(a.corpus, work / "floor.out")  # the page cache filled before the first round
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             row: dict[str, Any] = {"floor": floor(a.corpus, work / "floor.out")}
             for side in (["base", "new"] if i % 2 == 0 else ["new", "base"]):
                 row[side] = cold(sides[side], home, args, work / f"{side}.out", extra)
+                row[f"{side}_empty"] = cold(sides[side], empty, args, work / f"{side}-empty.out", extra)
             row["load"] = os.getloadavg()[0]
             row["same"] = (work / "base.out").read_bytes() == (work / "new.out").read_bytes()
             rows.append(row)
@@ -93,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{max(r[s].main_rss_mb for r in rows):.1f}), workers peak "
               f"{med(lambda r, s=s: max(r[s].workers_rss_mb, default=0)):.1f} MB (max "
               f"{max(max(r[s].workers_rss_mb, default=0) for r in rows):.1f})")
+    nfiles = max(1, sum(1 for ln in (a.corpus / "files.txt").read_text().splitlines() if ln.strip()))
+    for s in sides:  # as bench.run counts it: rchar of the cold run minus the empty HOME's, over session files
+        per = (med(lambda r, s=s: r[s].rchar) - med(lambda r, s=s: r[f"{s}_empty"].rchar)) / nfiles / 1024
+        print(f"{s}: {per:.1f} KiB read per session file (rchar − empty HOME's) / {nfiles} files")
     print(f"paired cpu new/base {med(lambda r: r['new'].cpu / r['base'].cpu):.3f}; "
           f"identical output: {all(r['same'] for r in rows)}")
     return 0 if all(r["same"] for r in rows) else 1
