@@ -923,10 +923,14 @@ def test_fast_paths_switch_turns_the_gemini_fast_summary_off(tmp_path: Path) -> 
 
 def test_middle_title_scan_finds_a_needle_across_chunk_seams(tmp_path: Path) -> None:
     needle = b'"summary"'
-    for cut in range(len(needle) + 1):
-        p = tmp_path / f"f{cut}"
-        data = b"x" * (1024 * 1024 - cut) + needle + b"y" * 100
+    mib = 1024 * 1024
+    blank = bytearray(b"x" * (2 * mib + mib // 2))
+    p = tmp_path / "f"
+    for at in [k * mib + d for k in (1, 2) for d in range(-20, 21, 3)] + [5, len(blank) - 30]:
+        data = bytearray(blank)
+        data[at:at + len(needle)] = needle
         p.write_bytes(data)
-        assert gm._middle_mentions(p, 10, len(data) - 10, needle), cut
-        p.write_bytes(data.replace(needle, b'"summarY"'))  # negative control
-        assert not gm._middle_mentions(p, 10, len(data) - 10, needle), cut
+        assert gm._middle_mentions(p, 10, len(data) - 10, needle), at
+        data[at + 4] = ord("M")  # negative control: one byte changed, nothing to find
+        p.write_bytes(data)
+        assert not gm._middle_mentions(p, 10, len(data) - 10, needle), at

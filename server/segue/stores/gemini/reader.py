@@ -510,20 +510,24 @@ def _middle_mentions(path: Path, start: int, end: int, needle: bytes) -> bool:
     """Whether the bytes between head and tail contain needle (read in chunks, never decoded). The range
     is widened by the needle's length at both ends so a needle cut by the head or tail is still found."""
     start, end = max(0, start - len(needle)), end + len(needle)
-    chunk = 1024 * 1024
-    with open(path, "rb") as f:
+    keep = len(needle) - 1
+    # One buffer for the whole scan, its first `keep` bytes the end of the previous chunk (a needle across
+    # the seam is found): no new chunk object, so no fresh pages to fault in, per MiB.
+    buf = bytearray(keep + 1024 * 1024)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
         f.seek(start)
-        carry = b""
-        pos = start
+        pos, have = start, 0
         while pos < end:
-            data = f.read(min(chunk, end - pos))
-            if not data:
+            n = f.readinto(view[have:have + min(len(buf) - have, end - pos)])
+            if not n:
                 break
-            pos += len(data)
-            # the chunk itself, then the seam with the previous one (no copy of the whole chunk)
-            if needle in data or needle in carry + data[:len(needle) - 1]:
+            pos += n
+            if buf.find(needle, 0, have + n) >= 0:
                 return True
-            carry = data[-(len(needle) - 1):]
+            tail = min(keep, have + n)
+            buf[:tail] = buf[have + n - tail:have + n]
+            have = tail
     return False
 
 
