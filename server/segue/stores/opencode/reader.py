@@ -390,10 +390,25 @@ FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
 ORDER BY u.session_id, u.rn, p.id
 """
 
-# The same, joining the window's rows back to their messages by rowid instead of through the id index (a
-# page or two fewer per message): used only where `_MSG_KEYS_SQL` ran, which proves the table has rowids.
-_FIRST_TEXT_ROWID_SQL = (_FIRST_TEXT_SQL.replace("SELECT id, ROW_NUMBER()", "SELECT rowid AS rid, ROW_NUMBER()")
-                         .replace("JOIN message m ON m.id = r.id", "JOIN message m ON m.rowid = r.rid"))
+# The same over the session table's sessions (the only ones a summary looks up): each session's first messages
+# found by a seek in the session/time index instead of numbering every message of the database, and joined
+# by rowid. Used only where `_MSG_KEYS_SQL` ran, which proves the table has rowids; (time_created, id) is the
+# order ROW_NUMBER counts in, so the rows come out in the same order.
+_FIRST_TEXT_SEEK_SQL = """
+WITH u AS (
+  SELECT m.id, m.session_id, m.time_created AS t, m.data FROM (SELECT id AS sid FROM session) s
+  JOIN message m ON m.rowid IN (SELECT rowid FROM message WHERE session_id = s.sid
+                                ORDER BY time_created, id LIMIT ?)
+  WHERE instr(m.data, '"user"') > 0
+    AND CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.role') END = 'user'
+)
+SELECT u.session_id, json_extract(u.data, '$.summary.title'),
+       coalesce(json_extract(u.data, '$.model.modelID'), json_extract(u.data, '$.modelID')),
+       json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
+FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
+     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
+ORDER BY u.session_id, u.t, u.id, p.id
+"""
 
 # The same for chosen sessions over all their user messages (a first request deeper than FIRST_MESSAGES).
 _DEEP_TEXT_SQL = """
@@ -419,7 +434,8 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: li
     read of a few sessions); None reads every session's messages in set-based queries. A session's summary
     depends on its own row, messages and parts only, so both give the same summary of the same session.
     `msg_keys`: `_MSG_KEYS_SQL`'s rows of this connection by session (count and newest time first), when the
-    caller has them: the same figures the per-session count query gives, not scanned for again."""
+    caller has them (and `rows` are all the session rows): the same figures the per-session count query gives,
+    not scanned for again, and the first messages sought per session (`_FIRST_TEXT_SEEK_SQL`)."""
     rows = _session_rows(con) if rows is None else rows
     firsts: dict[str, str] = {}
     summary_titles: dict[str, str] = {}
@@ -431,7 +447,7 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: li
         if only is None and msg_keys is not None:
             for sid, (n, t, *_rest) in msg_keys.items():
                 counts[sid], last[sid] = n, t
-            _collect_first(con.execute(_FIRST_TEXT_ROWID_SQL.format(where=""), (FIRST_MESSAGES,)), firsts,
+            _collect_first(con.execute(_FIRST_TEXT_SEEK_SQL, (FIRST_MESSAGES,)), firsts,
                            summary_titles, models)
         elif only is None:
             for sid, n, t in con.execute(
