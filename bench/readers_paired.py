@@ -1,5 +1,6 @@
 """What each reader costs in a cold listing, before and after a change, paired: per runtime, the CPU of
-`Reader.summarize` over every source (best of `--runs` passes) and the bytes it reads (`rchar`) per session
+`Reader.summarize` (`summarize_delta` with no previous summaries where the reader has one, as the listing
+calls it) over every source (best of `--runs` passes) and the bytes it reads (`rchar`) per session
 file of that runtime (as `bench.run` counts them: `files.txt` lines per runtime).
 
     python -m bench.readers_paired --corpus /tmp/segue-bench/n1600-s1-b200-c20-v4 --base /work/base15/server \
@@ -46,8 +47,9 @@ for rt in RUNTIMES:
     sessions, errors = [], 0
     c0, t0 = rchar(), time.process_time()
     for src in srcs:
-        try:
-            sessions += r.summarize(src)
+        try:  # as the listing reads a source it has no previous summaries of
+            delta = getattr(r, "summarize_delta", None)
+            sessions += delta(src, None, None)[0] if delta else r.summarize(src)
         except Exception:
             errors += 1
     cpu, read = time.process_time() - t0, rchar() - c0

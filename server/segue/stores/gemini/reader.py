@@ -384,15 +384,16 @@ class _Facts:
         if kind == "user":
             if self.workspace is None:
                 self.workspace = _workspace(msg.get("content"))
-            text = user_request(msg)
-            if text is not None:
-                self.resumable_content = True
-                if self.first_request is None:
+            if self.first_request is None:  # once known, a later request can change nothing here
+                text = user_request(msg)
+                if text is not None:
+                    self.resumable_content = True
                     self.first_request = text
         elif kind == "gemini":
             if isinstance(msg.get("model"), str) and msg["model"]:
                 self.model = msg["model"]
-            if (_text(msg.get("content")).strip() or msg.get("toolCalls") or msg.get("thoughts")):
+            if not self.resumable_content and (_text(msg.get("content")).strip() or msg.get("toolCalls")
+                                               or msg.get("thoughts")):
                 self.resumable_content = True
 
     def record(self, rec: Any) -> None:
