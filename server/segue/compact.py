@@ -1,0 +1,133 @@
+"""Compact sessions: what a one-shot cold listing (`segue list`) holds of each session instead of a Session.
+
+A cold CLI listing holds every session from the moment its worker's blob arrives until the patch table is kept
+(segue.warm): as Session objects that is ≈ 1.6 KB of small objects a session (13 MB at 8,000). A `Compact`
+keeps in slots only what ordering, nesting, decoration, live checks and the patch table read (runtime, id,
+parent, times, directory, branch, live, rank, the decorations), and the rest as the session's row of the index
+blob, marshalled on its own (one allocation). Any other field is read from that row when asked for
+(`__getattr__`); `to_json` revives the whole session from it (listing's revive, so the output is the one a
+Session gives) with the decorations laid over, one session at a time as it is printed.
+
+Only the CLI's `list` view uses it (`Service.page` with `one_shot`); SEGUE_LIST_COMPACT=0 or
+SEGUE_FAST_PATHS=0 keeps Session objects (the reference).
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+from segue import index
+from segue.model import Session
+
+# what listing and decoration set on a session in place: laid over the revived session by `session()`
+_DECORATED = ("live", "branch", "handed_off", "continues", "subagent_count")
+_MARK = "[segue-handoff"  # lineage.find_marker finds nothing in a first request without it
+
+
+def enabled(environ: Any) -> bool:
+    def on(name: str) -> bool:
+        return str(environ.get(name, "1")).strip().lower() not in ("0", "off", "false", "no")
+
+    return on("SEGUE_LIST_COMPACT") and on("SEGUE_FAST_PATHS")
+
+
+class Compact:
+    """One session of a cold listing: the fields listing reads in slots, the rest in its marshalled row."""
+
+    __slots__ = ("_data", "_names", "branch", "continues", "cwd", "handed_off", "id", "linkable", "live",
+                 "parent_id", "priority", "runtime", "started_at", "subagent_count", "updated_at")
+
+    def __init__(self, names: tuple[str, ...] | None, row: Any, s: Session) -> None:
+        """`row`: the session's values in the order of `names` (None: a dict row, kept as it is); `s`: the
+        session revived from it, read for the slots and dropped."""
+        self._names = names
+        self._data = marshal.dumps(row)
+        self.runtime, self.id, self.parent_id, self.cwd = s.runtime, s.id, s.parent_id, s.cwd
+        self.started_at, self.updated_at, self.branch, self.live = s.started_at, s.updated_at, s.branch, s.live
+        self.handed_off, self.continues, self.subagent_count = s.handed_off, s.continues, s.subagent_count
+        self.priority = int(s.locator.get("priority", 0))
+        fr = s.first_request
+        self.linkable = bool(fr) and _MARK in fr  # type: ignore[operator]
+
+    # -- as a Session reads ---------------------------------------------------------------------------------
+    @property
+    def ref(self) -> str:
+        return f"{self.runtime}:{self.id}"
+
+    @property
+    def sort_time(self) -> float:
+        return self.updated_at or self.started_at or 0.0
+
+    @property
+    def listing_rank(self) -> tuple[int, float]:
+        """listing._keep's rank (the locator's priority, then the time) without reading the locator."""
+        return (self.priority, self.sort_time)
+
+    def __getattr__(self, name: str) -> Any:
+        """A field kept only in the row (title, store path, locator…): read from it, not kept."""
+        if name.startswith("__") or name in Compact.__slots__:
+            raise AttributeError(name)
+        return getattr(self.session(), name)
+
+    def session(self) -> Session:
+        """The whole session, revived from its row, with what listing and decoration set laid over it."""
+        from segue.listing import revive_rows
+
+        if self._data is None:
+            raise RuntimeError(f"{self.ref}: its row was released (Compact.release) and cannot be read")
+        s = revive_rows(self._names or (), [marshal.loads(self._data)])[0]
+        for name in _DECORATED:
+            setattr(s, name, getattr(self, name))
+        return s
+
+    def to_json(self) -> dict[str, Any]:
+        return self.session().to_json()
+
+    def to_cache(self) -> dict[str, Any]:
+        """The index's form (a save that could not take the worker's blob as it was)."""
+        return self.session().to_cache()
+
+    def prime(self) -> None:
+        """(The worker primed the row's ISO times.)"""
+
+    def release(self) -> None:
+        """Drop the row once the listing is printed (the patch table is built beside what is left): only the
+        slots can be read after this, and a first request that may carry a handoff marker (lineage)."""
+        if not self.linkable:
+            self._data = None
+
+
+def release(sessions: Any) -> None:
+    """`Compact.release` on every compact session among `sessions`."""
+    for s in sessions:
+        if isinstance(s, Compact):
+            s.release()
+
+
+def compact_all(blob: bytes) -> list[Compact]:
+    """A source's sessions from its index blob, as compact sessions."""
+    from segue.listing import revive_rows
+
+    names, rows = index.rows_of(blob)
+    names = _NAMES.setdefault(names, names)  # one tuple for every source of the same form
+    out: list[Compact] = []
+    for r in rows:
+        s = revive_rows(names, [r])[0]
+        out.append(Compact(None if isinstance(r, dict) else names, r, s))
+    return out
+
+
+_NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def may_link(s: Any) -> bool:
+    """False only when lineage.find_marker is sure to find nothing in the session's first request (a compact
+    session knows without reading it)."""
+    return s.linkable if isinstance(s, Compact) else True
+
+
+def rank_of(s: Any) -> tuple[int, float]:
+    """What listing._keep ranks a session found in two sources by."""
+    return s.listing_rank if isinstance(s, Compact) else (int(s.locator.get("priority", 0)), s.sort_time)
+
