@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from segue import cli, compact, listing
+from segue import cli, compact, index, listing
 from segue.listing import revive_all
 from tests import store_changes
 from tests.test_warm import full, quick
@@ -124,7 +124,9 @@ def test_a_compact_session_reads_as_its_session(root: Path, monkeypatch: pytest.
     env = Env.from_os()
     sessions = listing.scan(env, StateDir(root / "segue"), None).sessions
     assert len(sessions) >= 10 and any(s.parent_id for s in sessions)
+    sessions[1].__dict__["extra"] = 1  # its fields differ from the first's: a dict row (the slots from its Session)
     blob = encode_sessions(sessions)
+    assert isinstance(index.rows_of(blob)[1][1], dict)
     ref = revive_all(blob)
     got = compact.compact_all(blob)
     fields = [*ref[0].to_json(), "locator", "branch_is_current", "sort_time", "ref"]

@@ -18,7 +18,7 @@ import marshal
 from typing import Any
 
 from segue import index
-from segue.model import Session
+from segue.model import Continues, Session
 
 # what listing and decoration set on a session in place: laid over the revived session by `session()`
 _DECORATED = ("live", "branch", "handed_off", "continues", "subagent_count")
@@ -38,17 +38,26 @@ class Compact:
     __slots__ = ("_data", "_names", "branch", "continues", "cwd", "handed_off", "id", "linkable", "live",
                  "parent_id", "priority", "runtime", "started_at", "subagent_count", "updated_at")
 
-    def __init__(self, names: tuple[str, ...] | None, row: Any, s: Session) -> None:
-        """`row`: the session's values in the order of `names` (None: a dict row, kept as it is); `s`: the
-        session revived from it, read for the slots and dropped."""
+    def __init__(self, names: tuple[str, ...] | None, row: Any, s: Session | None = None,
+                 at: tuple[int, ...] | None = None) -> None:
+        """`row`: the session's values in the order of `names` (None: a dict row, kept as it is). The slots come
+        from the row by the positions `at` of `_SLOTTED` in it when every one is there, else from `s`, the session
+        revived from the row."""
         self._names = names
         self._data = marshal.dumps(row)
-        self.runtime, self.id, self.parent_id, self.cwd = s.runtime, s.id, s.parent_id, s.cwd
-        self.started_at, self.updated_at, self.branch, self.live = s.started_at, s.updated_at, s.branch, s.live
-        self.handed_off, self.continues, self.subagent_count = s.handed_off, s.continues, s.subagent_count
-        self.priority = int(s.locator.get("priority", 0))
-        fr = s.first_request
-        self.linkable = bool(fr) and _MARK in fr  # type: ignore[operator]
+        if at is not None:
+            (self.runtime, self.id, self.parent_id, self.cwd, self.started_at, self.updated_at, self.branch,
+             self.live, self.handed_off, cont, self.subagent_count, loc, fr) = [row[i] for i in at]
+            self.continues = Continues(**cont) if cont else None
+            self.priority = int(loc.get("priority", 0))
+        else:
+            assert s is not None
+            self.runtime, self.id, self.parent_id, self.cwd = s.runtime, s.id, s.parent_id, s.cwd
+            self.started_at, self.updated_at, self.branch, self.live = s.started_at, s.updated_at, s.branch, s.live
+            self.handed_off, self.continues, self.subagent_count = s.handed_off, s.continues, s.subagent_count
+            self.priority = int(s.locator.get("priority", 0))
+            fr = s.first_request
+        self.linkable = bool(fr) and _MARK in fr
 
     # -- as a Session reads ---------------------------------------------------------------------------------
     @property
@@ -105,20 +114,37 @@ def release(sessions: Any) -> None:
             s.release()
 
 
+# the row fields `Compact.__init__` reads, in its order
+_SLOTTED = ("runtime", "id", "parent_id", "cwd", "started_at", "updated_at", "branch", "live", "handed_off",
+            "continues", "subagent_count", "locator", "first_request")
+
+
 def compact_all(blob: bytes) -> list[Compact]:
     """A source's sessions from its index blob, as compact sessions."""
     from segue.listing import revive_rows
 
     names, rows = index.rows_of(blob)
     names = _NAMES.setdefault(names, names)  # one tuple for every source of the same form
+    at = _AT.get(names)
+    if at is None:
+        at = _AT[names] = tuple(names.index(n) for n in _SLOTTED) if set(names) >= set(_SLOTTED) else ()
+    sessions = None
     out: list[Compact] = []
-    for r in rows:
-        s = revive_rows(names, [r])[0]
-        out.append(Compact(None if isinstance(r, dict) else names, r, s))
+    for i, r in enumerate(rows):
+        # straight from the row when it is one of the blob's form whose locator is the dict readers give, and its
+        # first request text or nothing (what the Session revived from it would hold); else from that Session
+        if (at and type(r) is tuple and len(r) == len(names) and type(r[at[-2]]) is dict
+                and (r[at[-1]] is None or type(r[at[-1]]) is str)):
+            out.append(Compact(names, r, at=at))
+            continue
+        if sessions is None:
+            sessions = revive_rows(names, rows)
+        out.append(Compact(None if isinstance(r, dict) else names, r, sessions[i]))
     return out
 
 
 _NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_AT: dict[tuple[str, ...], tuple[int, ...]] = {}
 
 
 def may_link(s: Any) -> bool:

@@ -249,8 +249,13 @@ def revive_all(blob: bytes) -> list[Session]:
 
 def revive_rows(names: tuple[str, ...], rows: list[Any]) -> list[Session]:
     """`revive_all` of a blob's (field names, rows)."""
-    fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
-    problems = names.index("problems") if fast else -1
+    problems = _FAST.get(names)
+    if problems is None:  # (once per form: a compact session is revived alone, thousands of times)
+        fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
+        problems = _FAST[names] = names.index("problems") if fast else -1
+        if len(_FAST) > 64:
+            _FAST.clear()
+    fast = problems >= 0
     out: list[Session] = []
     for r in rows:
         if isinstance(r, dict):
@@ -268,6 +273,9 @@ def revive_rows(names: tuple[str, ...], rows: list[Any]) -> list[Session]:
         s.continues = Continues(**cont) if cont else None
         out.append(s)
     return out
+
+
+_FAST: dict[tuple[str, ...], int] = {}  # field names -> where `problems` is, -1: not every field (from_cache)
 
 
 def _revive(d: dict[str, Any]) -> Session:
