@@ -151,3 +151,34 @@ def test_a_compact_session_reads_as_its_session(root: Path, monkeypatch: pytest.
         _ = got[0].no_such_field
     assert not compact.enabled({"SEGUE_LIST_COMPACT": "0"}) and not compact.enabled({"SEGUE_FAST_PATHS": "off"})
     assert compact.enabled({})
+
+
+def test_a_search_build_from_compact_sessions_is_the_reference_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    made: list[int]) -> None:
+    """The CLI's search build (one-shot: its listing compact, read field by field, and pickled to the search
+    workers) writes the index, row for row, and answers, that a listing of Session objects gives."""
+    from segue.search import index as search_index
+    from tests.test_search import copy_stores, service
+    from tests.test_search_build import build
+
+    monkeypatch.setattr(search_index, "PARALLEL_MIN", 1)
+    got: dict[bool, Any] = {}
+    for on in (False, True):
+        root = tmp_path / str(on)
+        root.mkdir()
+        environ = copy_stores(root)
+        if not on:
+            environ["SEGUE_LIST_COMPACT"] = "0"
+        made.append(0)
+        real = service
+
+        def one_shot(r: Path, e: dict[str, str], _real: Any = real) -> Any:
+            svc = _real(r, e)
+            svc.one_shot = svc.parallel = True
+            return svc
+
+        monkeypatch.setattr("tests.test_search_build.service", one_shot)
+        got[on] = build(root, environ, monkeypatch, 2)
+        assert (made[-1] > 0) == on
+    assert got[True] == got[False]
+    assert got[True]["index"]["docs"] and got[True]["results"]['"write what happened"']["total"] > 0

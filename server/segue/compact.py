@@ -8,8 +8,9 @@ blob, marshalled on its own (one allocation). Any other field is read from that 
 (`__getattr__`); `to_json` revives the whole session from it (listing's revive, so the output is the one a
 Session gives) with the decorations laid over, one session at a time as it is printed.
 
-Only the CLI's `list` view uses it (`Service.page` with `one_shot`); SEGUE_LIST_COMPACT=0 or
-SEGUE_FAST_PATHS=0 keeps Session objects (the reference).
+Only one-shot callers (the CLI) use it: the `list` view (`Service.page`) and the listing a search build indexes
+(`Service.raw_listing`, read field by field); SEGUE_LIST_COMPACT=0 or SEGUE_FAST_PATHS=0 keeps Session objects
+(the reference).
 """
 
 from __future__ import annotations
@@ -74,10 +75,21 @@ class Compact:
         return (self.priority, self.sort_time)
 
     def __getattr__(self, name: str) -> Any:
-        """A field kept only in the row (title, store path, locator…): read from it, not kept."""
+        """A field kept only in the row (title, store path, locator…): read from it, not kept. The session last
+        revived for this is kept (one, for every compact session): a search build reads several fields of one
+        session in a row. Those fields are never set on a compact session, so its row alone gives them."""
         if name.startswith("__") or name in Compact.__slots__:
             raise AttributeError(name)
-        return getattr(self.session(), name)
+        data = self._data
+        if data is None or _LAST[0] is not data:
+            _LAST[:] = [None, None]
+            _LAST[1] = self.session()
+            _LAST[0] = data
+        return getattr(_LAST[1], name)
+
+    def copy(self) -> Session:
+        """A Session of its own (Session.copy: for decoration per request)."""
+        return self.session()
 
     def session(self) -> Session:
         """The whole session, revived from its row, with what listing and decoration set laid over it."""
@@ -144,6 +156,7 @@ def compact_all(blob: bytes) -> list[Compact]:
 
 
 _NAMES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_LAST: list[Any] = [None, None]  # (a compact session's row, the session revived from it) for `__getattr__`
 _AT: dict[tuple[str, ...], tuple[int, ...]] = {}
 
 

@@ -269,7 +269,9 @@ class Service:
         with self._lock:
             if self._cache is None:
                 self._cache = ListingCache(self.state)
-            return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel)
+            # a one-shot caller (the CLI's search build) holds every session as a compact one (segue.compact)
+            return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel,
+                        compact=self.one_shot and compact_enabled(self.env.environ))
 
     def search(self, query: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
                since: float | None = None, where: Sequence[str] | None = None,
