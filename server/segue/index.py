@@ -196,7 +196,7 @@ def encode_sessions(sessions: Iterable[Session | dict[str, Any]]) -> bytes:
     rows: list[Any] = []
     intern = sys.intern
     for s in sessions:
-        d = s.to_cache() if isinstance(s, Session) else dict(s)
+        d = dict(s) if isinstance(s, dict) else s.to_cache()  # (a Session, or a listing's compact session)
         for k in _SHARED:
             v = d.get(k)
             if type(v) is str:

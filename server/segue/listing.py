@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from segue import index, probe
+from segue.compact import compact_all, rank_of
 from segue.errors import SegueError
 from segue.model import Continues, Session
 from segue.paths import StateDir
@@ -243,9 +244,18 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(Session))
 def revive_all(blob: bytes) -> list[Session]:
     """A source's sessions from its index blob (`index.rows_of`): each straight from its row of values (no
     dict of it built first: a database's thousands of sessions would otherwise exist twice at once)."""
-    names, rows = index.rows_of(blob)
-    fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
-    problems = names.index("problems") if fast else -1
+    return revive_rows(*index.rows_of(blob))
+
+
+def revive_rows(names: tuple[str, ...], rows: list[Any]) -> list[Session]:
+    """`revive_all` of a blob's (field names, rows)."""
+    problems = _FAST.get(names)
+    if problems is None:  # (once per form: a compact session is revived alone, thousands of times)
+        fast = names[:1] == ("runtime",) and set(names) >= _FIELDS
+        problems = _FAST[names] = names.index("problems") if fast else -1
+        if len(_FAST) > 64:
+            _FAST.clear()
+    fast = problems >= 0
     out: list[Session] = []
     for r in rows:
         if isinstance(r, dict):
@@ -263,6 +273,9 @@ def revive_all(blob: bytes) -> list[Session]:
         s.continues = Continues(**cont) if cont else None
         out.append(s)
     return out
+
+
+_FAST: dict[tuple[str, ...], int] = {}  # field names -> where `problems` is, -1: not every field (from_cache)
 
 
 def _revive(d: dict[str, Any]) -> Session:
@@ -285,15 +298,16 @@ PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker pro
 
 def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None,
          cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False,
-         progress: Any = None) -> Listing:
+         progress: Any = None, compact: bool = False) -> Listing:
     """Read every source of the chosen runtimes, using and refreshing the cache. `progress(runtime, sessions
-    read, sources read, sources to read)` is called as sources are read (not for cached ones)."""
+    read, sources read, sources to read)` is called as sources are read (not for cached ones). `compact`: what
+    the workers read comes back as `segue.compact` sessions (a one-shot listing that holds them to its end)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in RUNTIMES]
     cache = cache if cache is not None else ListingCache(state)
     fast = fast_paths(env)
     # A cold scan starts its worker processes as soon as enough sources are known, so the workers read one
     # runtime's sessions while this process is still discovering the next runtime's sources.
-    pool = _Workers(env, fast) if parallel and _Workers.usable() else None
+    pool = _Workers(env, fast, compact) if parallel and _Workers.usable() else None
     try:
         return _scan(env, runtimes, cache, cancelled, progress, fast, pool)
     finally:
@@ -442,8 +456,8 @@ class _Workers:
     (marshal: far cheaper to send and receive than pickled Session objects), revived here as compact
     sessions. If worker processes cannot be had, or die, the sources left are read in this process."""
 
-    def __init__(self, env: Env, fast: bool) -> None:
-        self.env, self.fast = env, fast
+    def __init__(self, env: Env, fast: bool, compact: bool = False) -> None:
+        self.env, self.fast, self.compact = env, fast, compact
         self.tasks: list[tuple[str, list[Source]]] = []  # in source order
         self.futures: dict[int, Any] = {}
         self.held: list[tuple[str, list[Source]]] = []  # offered before the pool was worth starting
@@ -508,8 +522,9 @@ class _Workers:
                 for src in sources:
                     yield (src, *_summarize(reader, src, self.fast), None)
                 continue
+            revive = compact_all if self.compact else revive_all
             for src, (blob, error, state) in zip(sources, results, strict=True):
-                yield src, revive_all(blob), error, state, blob
+                yield src, revive(blob), error, state, blob
 
     def close(self) -> None:
         if self.pool is not None:
@@ -582,9 +597,7 @@ def _keep(found: dict[tuple[str, str], Session], s: Session) -> None:
     if old is None:
         found[key] = s
         return
-    rank_new = (int(s.locator.get("priority", 0)), s.sort_time)
-    rank_old = (int(old.locator.get("priority", 0)), old.sort_time)
-    if rank_new > rank_old:
+    if rank_of(s) > rank_of(old):
         found[key] = s
 
 

@@ -176,25 +176,32 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
     del order
     for done in (best, tied, extra, by_key):
         done.clear()
+    from segue.compact import may_link
     from segue.lineage import find_marker
 
     links = []
     for key, e in cache.entries.items():
         if key.partition("\0")[0] in scanned:
             for s in e[1]:
-                c = find_marker(s.first_request)
+                c = find_marker(s.first_request) if may_link(s) else None
                 if c and (c.runtime, c.id) != (s.runtime, s.id):
                     links.append((s.runtime, s.id, c.runtime, c.id))
     kind = "bytes" if items is not None else "rows"
-    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, _split(sources, scanned), metas, kept, links))
+    split = _split(sources, scanned)  # (empties `sources`: gone before the whole table is encoded)
+    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, split, metas, kept, links))
 
 
 def _split(sources: dict[str, Any], scanned: list[str]) -> dict[str, bytes]:
-    """The table's sources as one marshalled dict per runtime: a patch loads and writes only the ones it reads."""
+    """The table's sources as one marshalled dict per runtime: a patch loads and writes only the ones it reads.
+    `sources` is emptied, and each runtime's entries go as soon as they are encoded."""
     by: dict[str, dict[str, Any]] = {r: {} for r in scanned}
     for k, v in sources.items():
         by[k.partition("\0")[0]][k] = v
-    return {r: marshal.dumps(d) for r, d in by.items()}
+    sources.clear()
+    out: dict[str, bytes] = {}
+    for r in scanned:
+        out[r] = marshal.dumps(by.pop(r))
+    return out
 
 
 def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
@@ -203,7 +210,8 @@ def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
 
 def _rank(s: Any) -> tuple[int, float]:
     """What listing._keep ranks a session found in two sources by (the higher one is listed)."""
-    return (int(s.locator.get("priority", 0)), s.sort_time)
+    rank = getattr(s, "listing_rank", None)  # a compact session (segue.compact) has it without its locator
+    return rank if rank is not None else (int(s.locator.get("priority", 0)), s.sort_time)
 
 
 def _winner(found: list[Any]) -> Any:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from segue import lineage, probe
 from segue.checkout import git_branch as git_branch  # (its home was here)
+from segue.compact import enabled as compact_enabled
+from segue.compact import may_link
 from segue.limits import CLAIM_TAIL, PAGE_LIMIT, PAGE_OFFSET, SEARCH_LIMIT
 from segue.listing import AmbiguousSession, ListingCache, SessionNotFound, reader_for, resolve, scan
 from segue.listing import Listing as _Listing
@@ -92,7 +94,8 @@ class Service:
         return listing
 
     def _raw(self, runtimes: Sequence[str] | None, cancelled: Callable[[], bool] | None, fresh: bool,
-             progress: Progress | None = None) -> _Listing:
+             progress: Progress | None = None, compact: bool = False) -> _Listing:
+        """`compact`: sessions a cold scan's workers read may be `segue.compact` ones (the one-shot view)."""
         last = self._last  # read without the lock: a request never waits for a watcher's rescan
         if not fresh and runtimes is None and last is not None and time.monotonic() - last[0] < self.reuse_within:
             return last[1]
@@ -104,7 +107,7 @@ class Service:
             if self._cache is None:
                 self._cache = ListingCache(self.state, runtimes)
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
-                       parallel=self.parallel, progress=progress or self.progress)
+                       parallel=self.parallel, progress=progress or self.progress, compact=compact)
             if runtimes is None:
                 # readers refresh `live` in place on cached sessions (a process exited): that is a change too
                 live = tuple(s.live for s in raw.sessions)
@@ -156,7 +159,7 @@ class Service:
             listed = view.listed(wanted)
             # a long-lived server keeps every session's JSON it served; a caller that answers once (the CLI)
             # encodes each as it prints it, and so never holds the JSON of every session at once
-            encode = Session.to_json if self.one_shot else view.encode
+            encode = _json_of if self.one_shot else view.encode
         more = end is not None and end < len(ordered)
         return ListingPage(sessions=[s for g in ordered[offset:end] for s in g], skipped=skipped,
                            total=len(ordered), next_offset=end if more else None, listed=listed,
@@ -169,7 +172,9 @@ class Service:
         return self.page(runtimes, directory, include_subagents, limit, offset, cancelled, progress).to_json()
 
     def _view(self, cancelled: Callable[[], bool] | None, progress: Progress | None = None) -> _View:
-        raw = self._raw(None, cancelled, False, progress)
+        # a one-shot caller (the CLI) holds the listing to its end as compact sessions, revived one at a time as
+        # they are printed (segue.compact)
+        raw = self._raw(None, cancelled, False, progress, compact=self.one_shot and compact_enabled(self.env.environ))
         last = self._last
         # a watcher's pass may have replaced the listing meanwhile: then this view is built but never reused
         stamp = (last[2] if last is not None and last[1] is raw else None, self._decoration_stamp())
@@ -226,9 +231,20 @@ class Service:
                     with probe.observe():  # a warm replay (segue.warm) re-checks what this read
                         heads[s.cwd] = git_branch(s.cwd)
                 s.branch = heads[s.cwd]
-        linked = lineage.link(listing.sessions)
+        linked = lineage.link([s for s in listing.sessions if may_link(s)])
         with contextlib.suppress(OSError):  # the events log is a record, not a precondition for listing
             lineage.record_events(self.state, linked, self.clock())
+
+    def printed(self) -> None:
+        """A one-shot caller printed its listing and kept what it shows: the compact sessions' rows (segue.compact),
+        which only printing reads, go before the patch table (segue.patch.table_of) is built beside the rest."""
+        if not self.one_shot or self._cache is None:
+            return
+        from segue.compact import release
+
+        for e in self._cache.entries.values():
+            if isinstance(e[1], list):
+                release(e[1])
 
     def list_sessions(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
                       include_subagents: bool = False, limit: int | None = None,
@@ -253,7 +269,9 @@ class Service:
         with self._lock:
             if self._cache is None:
                 self._cache = ListingCache(self.state)
-            return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel)
+            # a one-shot caller (the CLI's search build) holds every session as a compact one (segue.compact)
+            return scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled, parallel=self.parallel,
+                        compact=self.one_shot and compact_enabled(self.env.environ))
 
     def search(self, query: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
                since: float | None = None, where: Sequence[str] | None = None,
@@ -460,6 +478,11 @@ class _View:
         if n is None:
             n = self._listed[runtimes] = sum(1 for s in self.listing.sessions if not runtimes or s.runtime in runtimes)
         return n
+
+
+def _json_of(s: Session) -> Json:
+    """A session's JSON, a compact one's too (`Session.to_json` takes only Session objects)."""
+    return s.to_json()
 
 
 def _same(a: _Listing, b: _Listing) -> bool:

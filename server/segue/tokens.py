@@ -8,7 +8,6 @@ file, fsync, rename, directory fsync; success is reported only after that.
 
 from __future__ import annotations
 
-import hmac
 import json
 import os
 import re
@@ -99,6 +98,8 @@ class Registry:
         if not TOKEN_SHAPE.match(token) or len(token) > 200:
             raise TokenError("malformed")
         key = digest(token)
+        import hmac  # here: it loads OpenSSL (3.4 MB resident), which a listing reading the registry never needs
+
         with self._locked():
             reg = self._load()
             now = self.clock()

@@ -409,6 +409,7 @@ class Keeper:
         patch_table = None
         if listing is not None and payload[0] != "text" and not err:
             try:
+                listing[1].printed()  # what only printing needed goes before the table is built
                 from segue.patch import table_of
 
                 patch_table = table_of(listing[0], listing[1], sessions, self.items if payload[0] == "bytes"
