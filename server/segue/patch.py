@@ -354,12 +354,19 @@ class _Patch:
             env = Env(home=Path(home), environ=rec.env(dict(os.environ)))
             fast = fast_paths(env)
             cache = _KeyedCache(state)
-            metas = [_Meta(m) for m in self.metas]
-            keep = [m for m in metas if m.runtime not in changed]
+            keep: list[_Meta] = []
+            by_rt: dict[str, dict[tuple[str, str], _Meta]] = {r: {} for r in changed}  # their sessions by key
+            for t in self.metas:
+                m = _Meta(t)
+                mine_m = by_rt.get(m.runtime)
+                if mine_m is None:
+                    keep.append(m)
+                else:
+                    mine_m[(m.runtime, m.id)] = m
             sources = dict(self.sources)  # runtime -> its sources, marshalled
             fresh_all: list[Any] = []
             for runtime in changed:
-                kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, metas, listing, probe)
+                kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, by_rt[runtime], listing, probe)
                 keep += kept_r
                 fresh_all += fresh
                 sources[runtime] = marshal.dumps(srcs)
@@ -396,8 +403,10 @@ class _Patch:
         return (out if self.kind == "bytes" else text), self.rc, keep_fn
 
     # -- one runtime read again ---------------------------------------------------------------------------
-    def _runtime(self, runtime: str, env: Any, fast: bool, cache: _KeyedCache, metas: list[_Meta], listing: Any,
-                 probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
+    def _runtime(self, runtime: str, env: Any, fast: bool, cache: _KeyedCache, by_key: dict[tuple[str, str], _Meta],
+                 listing: Any, probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
+        """The runtime's sessions now: the kept ones (their metas, `by_key`: the table's sessions of this
+        runtime) and the ones read again (source key, a copy to decorate), with the runtime's sources."""
         with probe.observe(runtime):
             reader = listing.reader_for(runtime, env)
             reader.locations()
@@ -405,7 +414,6 @@ class _Patch:
         mine = marshal.loads(self.sources[runtime])
         if not isinstance(mine, dict) or any(k.partition("\0")[0] != runtime for k in mine):
             raise _Refused()
-        by_key = {(m.runtime, m.id): m for m in metas if m.runtime == runtime}
         seen: set[str] = set()
         same: list[Any] = []
         moved: list[Any] = []
@@ -424,12 +432,26 @@ class _Patch:
         cache.load([k for k, _ in moved] + gone)
         keep: list[_Meta] = []
         out_sources: dict[str, Any] = {}
-        # every session key -> its candidates (rank, "old" and its source, or "new" and (source, session))
+        # Each session key's candidates (rank, "old" and its source, or "new" and (source, session)), in two
+        # maps: `single`, a key whose one candidate so far is as kept (the rule: it is decided without a list
+        # or a ranking), and `cands`, every other key (a session read again, or found in two sources).
+        single: dict[tuple[str, str], tuple[str, Any]] = {}
         cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
+
+        def another(sk: tuple[str, str], c: tuple[Any, str, Any]) -> None:
+            found_c = cands.get(sk)
+            if found_c is None:
+                one = single.pop(sk, None)
+                found_c = cands[sk] = [] if one is None else [(one[1], "old", one[0])]
+            found_c.append(c)
+
         for k, _src in same:
             _fp, _dg, keys, ranks = mine[k]
             for sk, rk in zip(keys, ranks, strict=True):
-                cands.setdefault(tuple(sk), []).append((tuple(rk), "old", k))  # type: ignore[arg-type]
+                if sk in single or sk in cands:
+                    another(sk, (rk, "old", k))
+                else:
+                    single[sk] = (k, rk)
             out_sources[k] = mine[k]
         for k, src in moved:
             got = cache.get(src)
@@ -456,12 +478,20 @@ class _Patch:
                 ranks.append(_rank(s))
                 m = by_key.get(sk)
                 if id(s) in reused and m is not None and m.source == k:
-                    cands.setdefault(sk, []).append((_rank(s), "old", k))
+                    if sk in single or sk in cands:
+                        another(sk, (ranks[-1], "old", k))
+                    else:
+                        single[sk] = (k, ranks[-1])
                 else:
-                    cands.setdefault(sk, []).append((_rank(s), "new", (k, s)))
+                    another(sk, (ranks[-1], "new", (k, s)))
             out_sources[k] = (src.fingerprint, _digest(st), keys, ranks)
         cache.drop(gone)
         fresh: list[tuple[str, Any]] = []  # (source key, a copy of the session to decorate)
+        for sk, (k, _rk) in single.items():  # its one candidate is as kept: it is printed as it was
+            m = by_key.get(sk)
+            if m is None or m.source != k:
+                raise _Refused()  # a session shown from another source now, whose output was never kept
+            keep.append(m)
         for sk, found_c in cands.items():
             best = _winner(found_c)
             if best is None:
@@ -473,13 +503,13 @@ class _Patch:
                 keep.append(m)
             else:
                 fresh.append((best[2][0], best[2][1].copy()))  # decorated below; the index's object stays
-        owners = set(cands)
         # sessions Segue kept facts of show while their runtime's store lacks them: a change there is not patched
-        before = {sk for sk, m in by_key.items() if m.source is not None}
         kept_r = {k for k in self.kept if k[0] == runtime}
-        if {k for k in kept_r if k in before} != {k for k in kept_r if k in owners}:
-            raise _Refused()
-        keep += [m for sk, m in by_key.items() if m.source is None and sk not in owners]
+        if kept_r:
+            before = {sk for sk, m in by_key.items() if m.source is not None}
+            if {k for k in kept_r if k in before} != {k for k in kept_r if k in single or k in cands}:
+                raise _Refused()
+        keep += [m for sk, m in by_key.items() if m.source is None and sk not in single and sk not in cands]
         return keep, fresh, out_sources
 
     def _decorate(self, fresh: list[Any], state: Any, changed: list[str], env: Any, listing: Any, probe: Any,
