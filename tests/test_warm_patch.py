@@ -360,3 +360,31 @@ def test_the_head_of_a_kept_item_is_json_dumps_spelling(value: str) -> None:
     ref = json.dumps({"runtime": "claude", "id": value}, ensure_ascii=False)[:-1].encode() + b", "
     assert patch._head("claude", value, "utf-8", "strict") == ref
     assert patch._head("claude", value + "x", "utf-8", "strict") != ref  # (the control)
+
+
+@pytest.mark.parametrize("runtime", ["claude", 'o"dd', "ünï"])
+def test_a_kept_item_is_checked_in_pieces_as_whole(runtime: str) -> None:
+    """_kept_item with the runtimes' heads kept across items (the prefix and the id compared apart) accepts and
+    refuses exactly what it does comparing `_head` whole, on ids JSON writes plainly and ones it escapes; the
+    negative control: the item of another id is refused both ways."""
+    ids = ["0f3a-11", 'q"uote', "back\\slash", "ünï", "tab\there", "\x7f", "", "x" * 40]
+    items = [json.dumps({"runtime": runtime, "id": sid, "subagent_count": 0}, ensure_ascii=False).encode()
+             for sid in ids]
+    body = b"[" + b",".join(items) + b"]"
+    p = object.__new__(patch._Patch)
+    p.old_body = body
+    heads: dict[str, bytes] = {}
+    start = 1
+    for sid, item in zip(ids, items, strict=True):
+        for shown in (sid, sid + "y"):
+            m = patch._Meta((runtime, shown, None, 1.0, None, None, 0, (start, len(item)), "k"))
+            outcomes = []
+            for h in (None, heads):
+                try:
+                    outcomes.append(p._kept_item(m, "utf-8", "strict", h))
+                except patch._Refused:
+                    outcomes.append("refused")
+            assert outcomes[0] == outcomes[1], (sid, shown)
+            assert (outcomes[0] == "refused") == (shown != sid), (sid, shown)
+        start += len(item) + 1
+    assert set(heads) == ({runtime} if patch._plain(runtime) else set())

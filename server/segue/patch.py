@@ -575,6 +575,7 @@ class _Patch:
         body = self.old_body
         view = memoryview(body)
         run_start = run_end = -1  # kept items that follow each other in the old body are copied as one piece
+        heads: dict[str, bytes] = {}  # each runtime's `{"runtime": …, "id": "` (plain values: the rule)
         for i, m in enumerate(order):
             if self.kind == "bytes":
                 if i:
@@ -583,7 +584,7 @@ class _Patch:
                     item: Any = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
                     n = len(item)
                 else:
-                    start, n, item = self._kept_item(m, enc, errors)
+                    start, n, item = self._kept_item(m, enc, errors, heads)
                     if item is None:  # as printed before: copied with its neighbours when they follow it there
                         if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
                             run_end = start + n
@@ -625,9 +626,11 @@ class _Patch:
             raise _Refused()  # (the pieces are not what the slots say)
         return out, rows, slots
 
-    def _kept_item(self, m: _Meta, enc: str, errors: str) -> tuple[int, int, bytes | None]:
+    def _kept_item(self, m: _Meta, enc: str, errors: str, heads: dict[str, bytes] | None = None
+                   ) -> tuple[int, int, bytes | None]:
         """Where a kept session's printed JSON is in the old body (start, length), with None when those bytes are
-        printed as they are, or the item with its subagent count put right when it moved."""
+        printed as they are, or the item with its subagent count put right when it moved. `heads`: each plain
+        runtime's `{"runtime": "…", "id": "` as `_head` spells it, kept across calls."""
         slot = m.slot
         if not (isinstance(slot, tuple) and len(slot) == 2):
             raise _Refused()  # never printed (a hidden subagent shown now): not kept, so not patched
@@ -636,7 +639,15 @@ class _Patch:
         end = start + n
         if not (isinstance(start, int) and isinstance(n, int) and start >= 0 and end <= len(body)):
             raise _Refused()
-        if not body.startswith(_head(m.runtime, m.id, enc, errors), start, end):
+        rt, sid = m.runtime, m.id
+        pre = None if heads is None else heads.get(rt)
+        if pre is None and heads is not None and _plain(rt):
+            pre = heads[rt] = _head(rt, "", enc, errors)[:-3]  # (the head of an empty id, without `", `)
+        if pre is not None and _plain(sid):  # _head(rt, sid) in two pieces, compared in place
+            if not (body.startswith(pre, start, end) and
+                    body.startswith(sid.encode("ascii") + b'", ', start + len(pre), end)):
+                raise _Refused()
+        elif not body.startswith(_head(rt, sid, enc, errors), start, end):
             raise _Refused()
         if m.count == m.count0:  # the count the table holds is the one printed in these bytes (one writer)
             return start, n, None
