@@ -388,3 +388,42 @@ def test_a_kept_item_is_checked_in_pieces_as_whole(runtime: str) -> None:
             assert (outcomes[0] == "refused") == (shown != sid), (sid, shown)
         start += len(item) + 1
     assert set(heads) == ({runtime} if patch._plain(runtime) else set())
+
+
+def test_kept_items_are_copied_only_from_their_own_slots() -> None:
+    """_render of kept items (the in-place check of plain ids, `_kept_item` for the rest) gives back the body it
+    was cut from, in order, with runs copied whole and a moved count put right; the negative controls: two
+    sessions' slots swapped, or a slot off by one byte, are refused (a plain id and an escaped one alike)."""
+    ids = ["a1", "b2", 'q"3', "c4", "ünï5", "d6"]
+    items = [json.dumps({"runtime": "claude", "id": sid, "subagent_count": 0, "n": i}, ensure_ascii=False).encode()
+             for i, sid in enumerate(ids)]
+    body = b"[" + b",".join(items) + b"]\n"
+    slots, at = [], 1
+    for item in items:
+        slots.append((at, len(item)))
+        at += len(item) + 1
+
+    def render(order_ids: list[int], slot_of: Any = None, count: dict[int, int] | None = None) -> bytes:
+        p = object.__new__(patch._Patch)
+        p.old_body, p.kind, p.rows = body, "bytes", None
+        metas = []
+        for i in order_ids:
+            m = patch._Meta(("claude", ids[i], None, 1.0, None, None, 0, (slot_of or slots)[i], "k"))
+            m.count = (count or {}).get(i, 0)
+            metas.append(m)
+        return p._render(metas)[0]
+
+    assert render(list(range(6))) == body
+    assert render([5, 0, 1, 2]) == b"[" + b",".join([items[5], *items[:3]]) + b"]\n"
+    assert render([0, 1], count={1: 3}) == b"[" + items[0] + b"," + items[1].replace(
+        b'"subagent_count": 0', b'"subagent_count": 3') + b"]\n"
+    for a, b in ((0, 1), (2, 3), (3, 4)):
+        swapped = list(slots)
+        swapped[a], swapped[b] = swapped[b], swapped[a]
+        with pytest.raises(patch._Refused):
+            render(list(range(6)), swapped)
+    for i in (1, 2, 4):
+        off = list(slots)
+        off[i] = (off[i][0] + 1, off[i][1])
+        with pytest.raises(patch._Refused):
+            render(list(range(6)), off)
