@@ -427,3 +427,74 @@ def test_kept_items_are_copied_only_from_their_own_slots() -> None:
         off[i] = (off[i][0] + 1, off[i][1])
         with pytest.raises(patch._Refused):
             render(list(range(6)), off)
+
+
+def _probe_reference(old_groups: Any, scanned: list[str], rec: Any, home: str) -> bytes:
+    """patch._Patch._probe as it was before kept groups were passed through as they are: every group to dicts
+    and sorted again (the reference the quick merge must equal byte for byte)."""
+    import marshal
+
+    from segue import replay
+
+    _d, names, groups = old_groups
+    merged: dict[str, list[dict[Any, Any]]] = {}
+    for g, *parts in groups:
+        merged[g] = [dict(p) for p in parts]
+    for g, sets in rec._groups.items():
+        if g in scanned:
+            merged[g] = [dict(d) for d in sets]
+        elif any(sets):
+            into = merged.setdefault(g, [{}, {}, {}, {}, {}])
+            for d, part in zip(into, sets, strict=True):
+                d.update(part)
+    all_names = sorted(set(names) | rec.names)
+    out = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in merged.items())
+    return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
+
+
+def test_the_probe_merge_is_the_plain_one(tmp_path: Path) -> None:
+    """The patched entry's probe (kept groups passed through, the groups seen now merged or replaced) against
+    the reference merge, on random recordings; the negative control: a merge that keeps a replaced runtime's
+    old observations differs."""
+    import marshal
+    import random
+
+    from segue import probe, replay
+
+    files = [tmp_path / f"f{i}" for i in range(40)]
+    for f in files:
+        f.write_text("x")
+    groups_all = ["", "claude", "codex", "claude/live", "opencode"]
+    controls = 0
+    for seed in range(30):
+        rnd = random.Random(seed)
+
+        def record(rnd: random.Random = rnd) -> Any:
+            with probe.recording(paused=True) as rec:
+                for g in rnd.sample(groups_all, rnd.randrange(1, 5)):
+                    with probe.observe(g):
+                        for f in rnd.sample(files, rnd.randrange(1, 12)):
+                            os.stat(f)
+                        if rnd.random() < 0.5:
+                            os.listdir(tmp_path)
+                        if rnd.random() < 0.3:
+                            os.environ.get(f"SEGUE_T{rnd.randrange(3)}")
+            return rec
+
+        old = record()
+        blob = old.dump_groups(str(tmp_path), os.environ)
+        assert blob is not None
+        old_groups = replay.groups_of(blob)
+        for f in rnd.sample(files, 5):
+            f.write_text("y" * rnd.randrange(1, 9))
+        now = record()
+        scanned = ["claude", "codex", "opencode"]
+        p = object.__new__(patch._Patch)
+        p.old_groups, p.scanned = old_groups, scanned
+        got = p._probe(now, str(tmp_path))
+        ref = _probe_reference(old_groups, scanned, now, str(tmp_path))
+        assert got is not None and marshal.loads(got) == marshal.loads(ref), seed  # (marshal's ref flags differ)
+        p.scanned = []  # the control: the runtimes read again merged into, not replaced
+        wrong = p._probe(now, str(tmp_path))
+        controls += wrong is not None and marshal.loads(wrong) != marshal.loads(ref)
+    assert controls >= 10

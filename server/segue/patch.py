@@ -692,18 +692,17 @@ class _Patch:
         if not rec.usable:
             return None
         _digest_was, names, groups = self.old_groups
-        merged: dict[str, list[dict[Any, Any]]] = {}
-        for g, *parts in groups:
-            merged[g] = [dict(p) for p in parts]
+        # a kept group's parts are sorted item lists already (dump_groups' and this method's form): a group seen
+        # now is the only one taken apart and sorted again
+        merged: dict[str, list[Any]] = {g: parts for g, *parts in groups}
         for g, sets in rec._groups.items():
             if g in self.scanned:  # discovery of a runtime read again: what it saw now, whole
-                merged[g] = [dict(d) for d in sets]
+                merged[g] = [sorted(d.items()) for d in sets]
             elif any(sets):
-                into = merged.setdefault(g, [{}, {}, {}, {}, {}])
-                for d, part in zip(into, sets, strict=True):
-                    d.update(part)
+                into = merged.get(g) or [[], [], [], [], []]
+                merged[g] = [sorted({**dict(p), **d}.items()) if d else p for p, d in zip(into, sets, strict=True)]
         all_names = sorted(set(names) | rec.names)
-        out = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in merged.items())
+        out = sorted((g, *parts) for g, parts in merged.items())
         return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
 
     def _keep(self, blob: bytes, out: bytes, rows: list[Any], tbytes: bytes) -> None:
