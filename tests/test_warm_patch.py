@@ -411,7 +411,7 @@ def test_kept_items_are_copied_only_from_their_own_slots() -> None:
             m = patch._Meta(("claude", ids[i], None, 1.0, None, None, 0, (slot_of or slots)[i], "k"))
             m.count = (count or {}).get(i, 0)
             metas.append(m)
-        return p._render(metas)[0]
+        return b"".join(p._render(metas)[0])
 
     assert render(list(range(6))) == body
     assert render([5, 0, 1, 2]) == b"[" + b",".join([items[5], *items[:3]]) + b"]\n"

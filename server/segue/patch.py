@@ -281,9 +281,11 @@ def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
         if isinstance(out, str):
             sys.stdout.write(out)
             sys.stdout.flush()
-        else:
+        else:  # the pieces of the printed bytes (never joined: a listing of 8,000 sessions is 6 MB)
             sys.stdout.flush()
-            sys.stdout.buffer.write(out)
+            w = sys.stdout.buffer.write
+            for piece in out:
+                w(piece)
             sys.stdout.buffer.flush()
     except BrokenPipeError:
         return 0
@@ -564,7 +566,9 @@ class _Patch:
                     m.session.subagent_count = m.count
 
     # -- output -------------------------------------------------------------------------------------------
-    def _render(self, order: list[_Meta]) -> tuple[bytes, list[Any], list[Any]]:
+    def _render(self, order: list[_Meta]) -> tuple[list[Any], list[Any], list[Any]]:
+        """The printed bytes in pieces (bytes, and memoryviews of the kept body), the rows of a table, and each
+        session's slot in them."""
         import json
 
         parts: list[Any] = [b"["]
@@ -643,10 +647,9 @@ class _Patch:
         if run_start >= 0:
             parts.append(view[run_start:run_end])
         parts.append(b"]\n")
-        out = b"".join(parts)
-        if self.kind == "bytes" and len(out) != size + 2:
+        if self.kind == "bytes" and sum(map(len, parts)) != size + 2:
             raise _Refused()  # (the pieces are not what the slots say)
-        return out, rows, slots
+        return parts, rows, slots
 
     def _kept_item(self, m: _Meta, enc: str, errors: str, heads: dict[str, bytes] | None = None
                    ) -> tuple[int, int, bytes | None]:
@@ -705,22 +708,23 @@ class _Patch:
         out = sorted((g, *parts) for g, parts in merged.items())
         return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
 
-    def _keep(self, blob: bytes, out: bytes, rows: list[Any], tbytes: bytes) -> None:
+    def _keep(self, blob: bytes, out: list[Any], rows: list[Any], tbytes: bytes) -> None:
         after = warm.inputs(self.root)
         if not warm.same_but(after, self.now_inputs, {f"{self.root}/events.jsonl"} | warm.index_files(self.root)):
             return  # another process changed a decoration input meanwhile
         path = warm._entry_path(self.root, self.key)
         tmp = f"{path}.{os.getpid()}.tmp"
         if self.kind == "bytes":
-            body, payload = out, ("bytes", len(out), "", self.rc)
+            body, size = out, sum(map(len, out))
+            payload: tuple[Any, ...] = ("bytes", size, "", self.rc)
         else:
-            body, payload = b"", ("rows", rows, "", self.rc)
-        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload,
-                              (len(body), len(tbytes))))
+            body, size, payload = [], 0, ("rows", rows, "", self.rc)
+        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload, (size, len(tbytes))))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as w:
-                w.write(body)
+                for piece in body:
+                    w.write(piece)
                 w.write(tbytes)
                 w.write(head)
                 w.write(len(head).to_bytes(8, "little"))
