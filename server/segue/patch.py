@@ -234,9 +234,9 @@ def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
                                                 include_subagents=include_subagents)
         tops = [g[0] for g in groups]
         out = [m for g in groups for m in g]
-    for a, b in itertools.pairwise(tops):
-        if (a.sort_time, a.id) == (b.sort_time, b.id):
-            return None
+    ks = list(map(_TOP_KEY, tops))  # (each neighbour pair compared, in C: 8,000 sessions' keys)
+    if any(map(operator.eq, ks, itertools.islice(ks, 1, None))):
+        return None
     return out
 
 
@@ -244,8 +244,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
     """Listing.groups without subagents or a directory, in one sort: the sessions without a parent, newest first
     (a subagent is nested, or left out with its parent gone, and never printed). None when two sessions share a
     key (Listing.groups prints the first only: left to it)."""
-    keys = {(m.runtime, m.id) for m in metas}
-    if len(keys) != len(metas):
+    if len(set(map(_KEY, metas))) != len(metas):
         return None
     tops = [m for m in metas if not m.parent_id and (not runtimes or m.runtime in runtimes)]
     tops.sort(key=_TOP_KEY, reverse=True)
@@ -253,6 +252,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
 
 
 _TOP_KEY = operator.attrgetter("sort_time", "id")
+_KEY = operator.attrgetter("runtime", "id")
 
 
 def _fast() -> bool:
