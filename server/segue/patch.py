@@ -326,6 +326,7 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     p = _Patch(root, key, blob, old_groups, valid_until, kind, out0, rc, args_t, scanned, sources, metas,
                kept, old_body, now_inputs)
     p.links, p.events_moved = [tuple(x) for x in links], events_moved
+    del table, metas  # (the rows of every session: the patch holds them as _Meta from here on)
     return p.run(sorted(changed))
 
 
@@ -365,6 +366,7 @@ class _Patch:
                     keep.append(m)
                 else:
                     mine_m[(m.runtime, m.id)] = m
+            self.metas = []  # (their tuples are garbage now: freed before the patch's peak, the new entry)
             sources = dict(self.sources)  # runtime -> its sources, marshalled
             fresh_all: list[Any] = []
             for runtime in changed:
@@ -374,7 +376,9 @@ class _Patch:
                 sources[runtime] = marshal.dumps(srcs)
             cache.save()
             sessions = [s for _k, s in fresh_all]
-            kept_keys = {(m.runtime, m.id) for m in keep}
+            # the kept links of the sessions kept (no set of every kept session's key: links are few)
+            linked_keys = {(t[0], t[1]) for t in self.links}
+            kept_keys = linked_keys.intersection(map(_KEY, keep)) if linked_keys else linked_keys
             old_links = [t for t in self.links if (t[0], t[1]) in kept_keys]
             self._decorate(sessions, state, changed, env, listing, probe, old_links)
             pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
@@ -393,6 +397,7 @@ class _Patch:
         table = [m.row() for m in pool]
         live = any(s.live for s in sessions)
         blob = None if live else self._probe(rec, home)
+        self.old_groups = None  # (merged into `blob`)
         if self.kind == "rows":
             from segue.table import render_table
 
