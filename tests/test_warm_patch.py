@@ -360,3 +360,141 @@ def test_the_head_of_a_kept_item_is_json_dumps_spelling(value: str) -> None:
     ref = json.dumps({"runtime": "claude", "id": value}, ensure_ascii=False)[:-1].encode() + b", "
     assert patch._head("claude", value, "utf-8", "strict") == ref
     assert patch._head("claude", value + "x", "utf-8", "strict") != ref  # (the control)
+
+
+@pytest.mark.parametrize("runtime", ["claude", 'o"dd', "ünï"])
+def test_a_kept_item_is_checked_in_pieces_as_whole(runtime: str) -> None:
+    """_kept_item with the runtimes' heads kept across items (the prefix and the id compared apart) accepts and
+    refuses exactly what it does comparing `_head` whole, on ids JSON writes plainly and ones it escapes; the
+    negative control: the item of another id is refused both ways."""
+    ids = ["0f3a-11", 'q"uote', "back\\slash", "ünï", "tab\there", "\x7f", "", "x" * 40]
+    items = [json.dumps({"runtime": runtime, "id": sid, "subagent_count": 0}, ensure_ascii=False).encode()
+             for sid in ids]
+    body = b"[" + b",".join(items) + b"]"
+    p = object.__new__(patch._Patch)
+    p.old_body = body
+    heads: dict[str, bytes] = {}
+    start = 1
+    for sid, item in zip(ids, items, strict=True):
+        for shown in (sid, sid + "y"):
+            m = patch._Meta((runtime, shown, None, 1.0, None, None, 0, (start, len(item)), "k"))
+            outcomes = []
+            for h in (None, heads):
+                try:
+                    outcomes.append(p._kept_item(m, "utf-8", "strict", h))
+                except patch._Refused:
+                    outcomes.append("refused")
+            assert outcomes[0] == outcomes[1], (sid, shown)
+            assert (outcomes[0] == "refused") == (shown != sid), (sid, shown)
+        start += len(item) + 1
+    assert set(heads) == ({runtime} if patch._plain(runtime) else set())
+
+
+def test_kept_items_are_copied_only_from_their_own_slots() -> None:
+    """_render of kept items (the in-place check of plain ids, `_kept_item` for the rest) gives back the body it
+    was cut from, in order, with runs copied whole and a moved count put right; the negative controls: two
+    sessions' slots swapped, or a slot off by one byte, are refused (a plain id and an escaped one alike)."""
+    ids = ["a1", "b2", 'q"3', "c4", "ünï5", "d6"]
+    items = [json.dumps({"runtime": "claude", "id": sid, "subagent_count": 0, "n": i}, ensure_ascii=False).encode()
+             for i, sid in enumerate(ids)]
+    body = b"[" + b",".join(items) + b"]\n"
+    slots, at = [], 1
+    for item in items:
+        slots.append((at, len(item)))
+        at += len(item) + 1
+
+    def render(order_ids: list[int], slot_of: Any = None, count: dict[int, int] | None = None) -> bytes:
+        p = object.__new__(patch._Patch)
+        p.old_body, p.kind, p.rows = body, "bytes", None
+        metas = []
+        for i in order_ids:
+            m = patch._Meta(("claude", ids[i], None, 1.0, None, None, 0, (slot_of or slots)[i], "k"))
+            m.count = (count or {}).get(i, 0)
+            metas.append(m)
+        return b"".join(p._render(metas)[0])
+
+    assert render(list(range(6))) == body
+    assert render([5, 0, 1, 2]) == b"[" + b",".join([items[5], *items[:3]]) + b"]\n"
+    assert render([0, 1], count={1: 3}) == b"[" + items[0] + b"," + items[1].replace(
+        b'"subagent_count": 0', b'"subagent_count": 3') + b"]\n"
+    for a, b in ((0, 1), (2, 3), (3, 4)):
+        swapped = list(slots)
+        swapped[a], swapped[b] = swapped[b], swapped[a]
+        with pytest.raises(patch._Refused):
+            render(list(range(6)), swapped)
+    for i in (1, 2, 4):
+        off = list(slots)
+        off[i] = (off[i][0] + 1, off[i][1])
+        with pytest.raises(patch._Refused):
+            render(list(range(6)), off)
+
+
+def _probe_reference(old_groups: Any, scanned: list[str], rec: Any, home: str) -> bytes:
+    """patch._Patch._probe as it was before kept groups were passed through as they are: every group to dicts
+    and sorted again (the reference the quick merge must equal byte for byte)."""
+    import marshal
+
+    from segue import replay
+
+    _d, names, groups = old_groups
+    merged: dict[str, list[dict[Any, Any]]] = {}
+    for g, *parts in groups:
+        merged[g] = [dict(p) for p in parts]
+    for g, sets in rec._groups.items():
+        if g in scanned:
+            merged[g] = [dict(d) for d in sets]
+        elif any(sets):
+            into = merged.setdefault(g, [{}, {}, {}, {}, {}])
+            for d, part in zip(into, sets, strict=True):
+                d.update(part)
+    all_names = sorted(set(names) | rec.names)
+    out = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in merged.items())
+    return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
+
+
+def test_the_probe_merge_is_the_plain_one(tmp_path: Path) -> None:
+    """The patched entry's probe (kept groups passed through, the groups seen now merged or replaced) against
+    the reference merge, on random recordings; the negative control: a merge that keeps a replaced runtime's
+    old observations differs."""
+    import marshal
+    import random
+
+    from segue import probe, replay
+
+    files = [tmp_path / f"f{i}" for i in range(40)]
+    for f in files:
+        f.write_text("x")
+    groups_all = ["", "claude", "codex", "claude/live", "opencode"]
+    controls = 0
+    for seed in range(30):
+        rnd = random.Random(seed)
+
+        def record(rnd: random.Random = rnd) -> Any:
+            with probe.recording(paused=True) as rec:
+                for g in rnd.sample(groups_all, rnd.randrange(1, 5)):
+                    with probe.observe(g):
+                        for f in rnd.sample(files, rnd.randrange(1, 12)):
+                            os.stat(f)
+                        if rnd.random() < 0.5:
+                            os.listdir(tmp_path)
+                        if rnd.random() < 0.3:
+                            os.environ.get(f"SEGUE_T{rnd.randrange(3)}")
+            return rec
+
+        old = record()
+        blob = old.dump_groups(str(tmp_path), os.environ)
+        assert blob is not None
+        old_groups = replay.groups_of(blob)
+        for f in rnd.sample(files, 5):
+            f.write_text("y" * rnd.randrange(1, 9))
+        now = record()
+        scanned = ["claude", "codex", "opencode"]
+        p = object.__new__(patch._Patch)
+        p.old_groups, p.scanned = old_groups, scanned
+        got = p._probe(now, str(tmp_path))
+        ref = _probe_reference(old_groups, scanned, now, str(tmp_path))
+        assert got is not None and marshal.loads(got) == marshal.loads(ref), seed  # (marshal's ref flags differ)
+        p.scanned = []  # the control: the runtimes read again merged into, not replaced
+        wrong = p._probe(now, str(tmp_path))
+        controls += wrong is not None and marshal.loads(wrong) != marshal.loads(ref)
+    assert controls >= 10

@@ -242,9 +242,9 @@ def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
                                                 include_subagents=include_subagents)
         tops = [g[0] for g in groups]
         out = [m for g in groups for m in g]
-    for a, b in itertools.pairwise(tops):
-        if (a.sort_time, a.id) == (b.sort_time, b.id):
-            return None
+    ks = list(map(_TOP_KEY, tops))  # (each neighbour pair compared, in C: 8,000 sessions' keys)
+    if any(map(operator.eq, ks, itertools.islice(ks, 1, None))):
+        return None
     return out
 
 
@@ -252,8 +252,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
     """Listing.groups without subagents or a directory, in one sort: the sessions without a parent, newest first
     (a subagent is nested, or left out with its parent gone, and never printed). None when two sessions share a
     key (Listing.groups prints the first only: left to it)."""
-    keys = {(m.runtime, m.id) for m in metas}
-    if len(keys) != len(metas):
+    if len(set(map(_KEY, metas))) != len(metas):
         return None
     tops = [m for m in metas if not m.parent_id and (not runtimes or m.runtime in runtimes)]
     tops.sort(key=_TOP_KEY, reverse=True)
@@ -261,6 +260,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
 
 
 _TOP_KEY = operator.attrgetter("sort_time", "id")
+_KEY = operator.attrgetter("runtime", "id")
 
 
 def _fast() -> bool:
@@ -289,9 +289,11 @@ def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
         if isinstance(out, str):
             sys.stdout.write(out)
             sys.stdout.flush()
-        else:
+        else:  # the pieces of the printed bytes (never joined: a listing of 8,000 sessions is 6 MB)
             sys.stdout.flush()
-            sys.stdout.buffer.write(out)
+            w = sys.stdout.buffer.write
+            for piece in out:
+                w(piece)
             sys.stdout.buffer.flush()
     except BrokenPipeError:
         return 0
@@ -332,6 +334,7 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     p = _Patch(root, key, blob, old_groups, valid_until, kind, out0, rc, args_t, scanned, sources, metas,
                kept, old_body, now_inputs)
     p.links, p.events_moved = [tuple(x) for x in links], events_moved
+    del table, metas  # (the rows of every session: the patch holds them as _Meta from here on)
     return p.run(sorted(changed))
 
 
@@ -362,18 +365,28 @@ class _Patch:
             env = Env(home=Path(home), environ=rec.env(dict(os.environ)))
             fast = fast_paths(env)
             cache = _KeyedCache(state)
-            metas = [_Meta(m) for m in self.metas]
-            keep = [m for m in metas if m.runtime not in changed]
+            keep: list[_Meta] = []
+            by_rt: dict[str, dict[tuple[str, str], _Meta]] = {r: {} for r in changed}  # their sessions by key
+            for t in self.metas:
+                m = _Meta(t)
+                mine_m = by_rt.get(m.runtime)
+                if mine_m is None:
+                    keep.append(m)
+                else:
+                    mine_m[(m.runtime, m.id)] = m
+            self.metas = []  # (their tuples are garbage now: freed before the patch's peak, the new entry)
             sources = dict(self.sources)  # runtime -> its sources, marshalled
             fresh_all: list[Any] = []
             for runtime in changed:
-                kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, metas, listing, probe)
+                kept_r, fresh, srcs = self._runtime(runtime, env, fast, cache, by_rt[runtime], listing, probe)
                 keep += kept_r
                 fresh_all += fresh
                 sources[runtime] = marshal.dumps(srcs)
             cache.save()
             sessions = [s for _k, s in fresh_all]
-            kept_keys = {(m.runtime, m.id) for m in keep}
+            # the kept links of the sessions kept (no set of every kept session's key: links are few)
+            linked_keys = {(t[0], t[1]) for t in self.links}
+            kept_keys = linked_keys.intersection(map(_KEY, keep)) if linked_keys else linked_keys
             old_links = [t for t in self.links if (t[0], t[1]) in kept_keys]
             self._decorate(sessions, state, changed, env, listing, probe, old_links)
             pool = keep + [_Meta(_meta_of(s, None, k), s) for k, s in fresh_all]
@@ -392,6 +405,7 @@ class _Patch:
         table = [m.row() for m in pool]
         live = any(s.live for s in sessions)
         blob = None if live else self._probe(rec, home)
+        self.old_groups = None  # (merged into `blob`)
         if self.kind == "rows":
             from segue.table import render_table
 
@@ -404,8 +418,10 @@ class _Patch:
         return (out if self.kind == "bytes" else text), self.rc, keep_fn
 
     # -- one runtime read again ---------------------------------------------------------------------------
-    def _runtime(self, runtime: str, env: Any, fast: bool, cache: _KeyedCache, metas: list[_Meta], listing: Any,
-                 probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
+    def _runtime(self, runtime: str, env: Any, fast: bool, cache: _KeyedCache, by_key: dict[tuple[str, str], _Meta],
+                 listing: Any, probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
+        """The runtime's sessions now: the kept ones (their metas, `by_key`: the table's sessions of this
+        runtime) and the ones read again (source key, a copy to decorate), with the runtime's sources."""
         with probe.observe(runtime):
             reader = listing.reader_for(runtime, env)
             reader.locations()
@@ -413,7 +429,6 @@ class _Patch:
         mine = marshal.loads(self.sources[runtime])
         if not isinstance(mine, dict) or any(k.partition("\0")[0] != runtime for k in mine):
             raise _Refused()
-        by_key = {(m.runtime, m.id): m for m in metas if m.runtime == runtime}
         seen: set[str] = set()
         same: list[Any] = []
         moved: list[Any] = []
@@ -432,12 +447,26 @@ class _Patch:
         cache.load([k for k, _ in moved] + gone)
         keep: list[_Meta] = []
         out_sources: dict[str, Any] = {}
-        # every session key -> its candidates (rank, "old" and its source, or "new" and (source, session))
+        # Each session key's candidates (rank, "old" and its source, or "new" and (source, session)), in two
+        # maps: `single`, a key whose one candidate so far is as kept (the rule: it is decided without a list
+        # or a ranking), and `cands`, every other key (a session read again, or found in two sources).
+        single: dict[tuple[str, str], tuple[str, Any]] = {}
         cands: dict[tuple[str, str], list[tuple[Any, str, Any]]] = {}
+
+        def another(sk: tuple[str, str], c: tuple[Any, str, Any]) -> None:
+            found_c = cands.get(sk)
+            if found_c is None:
+                one = single.pop(sk, None)
+                found_c = cands[sk] = [] if one is None else [(one[1], "old", one[0])]
+            found_c.append(c)
+
         for k, _src in same:
             _fp, _dg, keys, ranks = mine[k]
             for sk, rk in zip(keys, ranks, strict=True):
-                cands.setdefault(tuple(sk), []).append((tuple(rk), "old", k))  # type: ignore[arg-type]
+                if sk in single or sk in cands:
+                    another(sk, (rk, "old", k))
+                else:
+                    single[sk] = (k, rk)
             out_sources[k] = mine[k]
         for k, src in moved:
             got = cache.get(src)
@@ -464,12 +493,20 @@ class _Patch:
                 ranks.append(_rank(s))
                 m = by_key.get(sk)
                 if id(s) in reused and m is not None and m.source == k:
-                    cands.setdefault(sk, []).append((_rank(s), "old", k))
+                    if sk in single or sk in cands:
+                        another(sk, (ranks[-1], "old", k))
+                    else:
+                        single[sk] = (k, ranks[-1])
                 else:
-                    cands.setdefault(sk, []).append((_rank(s), "new", (k, s)))
+                    another(sk, (ranks[-1], "new", (k, s)))
             out_sources[k] = (src.fingerprint, _digest(st), keys, ranks)
         cache.drop(gone)
         fresh: list[tuple[str, Any]] = []  # (source key, a copy of the session to decorate)
+        for sk, (k, _rk) in single.items():  # its one candidate is as kept: it is printed as it was
+            m = by_key.get(sk)
+            if m is None or m.source != k:
+                raise _Refused()  # a session shown from another source now, whose output was never kept
+            keep.append(m)
         for sk, found_c in cands.items():
             best = _winner(found_c)
             if best is None:
@@ -481,13 +518,13 @@ class _Patch:
                 keep.append(m)
             else:
                 fresh.append((best[2][0], best[2][1].copy()))  # decorated below; the index's object stays
-        owners = set(cands)
         # sessions Segue kept facts of show while their runtime's store lacks them: a change there is not patched
-        before = {sk for sk, m in by_key.items() if m.source is not None}
         kept_r = {k for k in self.kept if k[0] == runtime}
-        if {k for k in kept_r if k in before} != {k for k in kept_r if k in owners}:
-            raise _Refused()
-        keep += [m for sk, m in by_key.items() if m.source is None and sk not in owners]
+        if kept_r:
+            before = {sk for sk, m in by_key.items() if m.source is not None}
+            if {k for k in kept_r if k in before} != {k for k in kept_r if k in single or k in cands}:
+                raise _Refused()
+        keep += [m for sk, m in by_key.items() if m.source is None and sk not in single and sk not in cands]
         return keep, fresh, out_sources
 
     def _decorate(self, fresh: list[Any], state: Any, changed: list[str], env: Any, listing: Any, probe: Any,
@@ -542,7 +579,9 @@ class _Patch:
                     m.session.subagent_count = m.count
 
     # -- output -------------------------------------------------------------------------------------------
-    def _render(self, order: list[_Meta]) -> tuple[bytes, list[Any], list[Any]]:
+    def _render(self, order: list[_Meta]) -> tuple[list[Any], list[Any], list[Any]]:
+        """The printed bytes in pieces (bytes, and memoryviews of the kept body), the rows of a table, and each
+        session's slot in them."""
         import json
 
         parts: list[Any] = [b"["]
@@ -553,15 +592,38 @@ class _Patch:
         body = self.old_body
         view = memoryview(body)
         run_start = run_end = -1  # kept items that follow each other in the old body are copied as one piece
+        heads: dict[str, bytes] = {}  # each runtime's `{"runtime": …, "id": "` (plain values: the rule)
+        blen = len(body)
         for i, m in enumerate(order):
             if self.kind == "bytes":
                 if i:
                     size += 1
+                slot, sid = m.slot, m.id
+                pre = heads.get(m.runtime)
+                # the rule, decided here in place (`_kept_item` does the same for every other case): a kept item
+                # whose count did not move, with a plain id, as printed at its slot
+                if (pre is not None and m.session is None and m.count == m.count0 and type(slot) is tuple
+                        and len(slot) == 2 and sid.isascii() and sid.isprintable() and '"' not in sid
+                        and "\\" not in sid):
+                    start, n = slot
+                    if (type(start) is int and type(n) is int and start >= 0 and start + n <= blen
+                            and body.startswith(b'%s%s", ' % (pre, sid.encode("ascii")), start, start + n)):
+                        if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
+                            run_end = start + n
+                        else:
+                            if run_start >= 0:
+                                parts.append(view[run_start:run_end])
+                            if i:
+                                parts.append(b",")
+                            run_start, run_end = start, start + n
+                        slots.append((size, n))
+                        size += n
+                        continue
                 if m.session is not None:
                     item: Any = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
                     n = len(item)
                 else:
-                    start, n, item = self._kept_item(m, enc, errors)
+                    start, n, item = self._kept_item(m, enc, errors, heads)
                     if item is None:  # as printed before: copied with its neighbours when they follow it there
                         if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
                             run_end = start + n
@@ -598,14 +660,15 @@ class _Patch:
         if run_start >= 0:
             parts.append(view[run_start:run_end])
         parts.append(b"]\n")
-        out = b"".join(parts)
-        if self.kind == "bytes" and len(out) != size + 2:
+        if self.kind == "bytes" and sum(map(len, parts)) != size + 2:
             raise _Refused()  # (the pieces are not what the slots say)
-        return out, rows, slots
+        return parts, rows, slots
 
-    def _kept_item(self, m: _Meta, enc: str, errors: str) -> tuple[int, int, bytes | None]:
+    def _kept_item(self, m: _Meta, enc: str, errors: str, heads: dict[str, bytes] | None = None
+                   ) -> tuple[int, int, bytes | None]:
         """Where a kept session's printed JSON is in the old body (start, length), with None when those bytes are
-        printed as they are, or the item with its subagent count put right when it moved."""
+        printed as they are, or the item with its subagent count put right when it moved. `heads`: each plain
+        runtime's `{"runtime": "…", "id": "` as `_head` spells it, kept across calls."""
         slot = m.slot
         if not (isinstance(slot, tuple) and len(slot) == 2):
             raise _Refused()  # never printed (a hidden subagent shown now): not kept, so not patched
@@ -614,7 +677,15 @@ class _Patch:
         end = start + n
         if not (isinstance(start, int) and isinstance(n, int) and start >= 0 and end <= len(body)):
             raise _Refused()
-        if not body.startswith(_head(m.runtime, m.id, enc, errors), start, end):
+        rt, sid = m.runtime, m.id
+        pre = None if heads is None else heads.get(rt)
+        if pre is None and heads is not None and _plain(rt):
+            pre = heads[rt] = _head(rt, "", enc, errors)[:-3]  # (the head of an empty id, without `", `)
+        if pre is not None and _plain(sid):  # _head(rt, sid) in two pieces, compared in place
+            if not (body.startswith(pre, start, end) and
+                    body.startswith(sid.encode("ascii") + b'", ', start + len(pre), end)):
+                raise _Refused()
+        elif not body.startswith(_head(rt, sid, enc, errors), start, end):
             raise _Refused()
         if m.count == m.count0:  # the count the table holds is the one printed in these bytes (one writer)
             return start, n, None
@@ -637,36 +708,36 @@ class _Patch:
         if not rec.usable:
             return None
         _digest_was, names, groups = self.old_groups
-        merged: dict[str, list[dict[Any, Any]]] = {}
-        for g, *parts in groups:
-            merged[g] = [dict(p) for p in parts]
+        # a kept group's parts are sorted item lists already (dump_groups' and this method's form): a group seen
+        # now is the only one taken apart and sorted again
+        merged: dict[str, list[Any]] = {g: parts for g, *parts in groups}
         for g, sets in rec._groups.items():
             if g in self.scanned:  # discovery of a runtime read again: what it saw now, whole
-                merged[g] = [dict(d) for d in sets]
+                merged[g] = [sorted(d.items()) for d in sets]
             elif any(sets):
-                into = merged.setdefault(g, [{}, {}, {}, {}, {}])
-                for d, part in zip(into, sets, strict=True):
-                    d.update(part)
+                into = merged.get(g) or [[], [], [], [], []]
+                merged[g] = [sorted({**dict(p), **d}.items()) if d else p for p, d in zip(into, sets, strict=True)]
         all_names = sorted(set(names) | rec.names)
-        out = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in merged.items())
+        out = sorted((g, *parts) for g, parts in merged.items())
         return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
 
-    def _keep(self, blob: bytes, out: bytes, rows: list[Any], tbytes: bytes) -> None:
+    def _keep(self, blob: bytes, out: list[Any], rows: list[Any], tbytes: bytes) -> None:
         after = warm.inputs(self.root)
         if not warm.same_but(after, self.now_inputs, {f"{self.root}/events.jsonl"} | warm.index_files(self.root)):
             return  # another process changed a decoration input meanwhile
         path = warm._entry_path(self.root, self.key)
         tmp = f"{path}.{os.getpid()}.tmp"
         if self.kind == "bytes":
-            body, payload = out, ("bytes", len(out), "", self.rc)
+            body, size = out, sum(map(len, out))
+            payload: tuple[Any, ...] = ("bytes", size, "", self.rc)
         else:
-            body, payload = b"", ("rows", rows, "", self.rc)
-        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload,
-                              (len(body), len(tbytes))))
+            body, size, payload = [], 0, ("rows", rows, "", self.rc)
+        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload, (size, len(tbytes))))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as w:
-                w.write(body)
+                for piece in body:
+                    w.write(piece)
                 w.write(tbytes)
                 w.write(head)
                 w.write(len(head).to_bytes(8, "little"))

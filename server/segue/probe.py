@@ -159,19 +159,25 @@ def recording(paused: bool = False) -> Iterator[Recording]:
                 return None
             return os.fsdecode(os.fspath(path))
 
+        get_ident = threading.get_ident
+
         def stat_noting(path: Any, *a: Any, dir_fd: Any = None, follow_symlinks: bool = True) -> Any:
-            if passing():
+            if rec.quiet or get_ident() != owner:  # passing(), inlined: every stat of a discovery comes here
                 return real_stat(path, *a, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
-            k = None if a or dir_fd is not None else key(path)
+            if type(path) is str and not a and dir_fd is None:
+                k: str | None = path  # (what key() gives a str)
+            else:
+                k = None if a or dir_fd is not None else key(path)
             if k is None:
                 rec.usable = False
                 return real_stat(path, *a, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+            stats = rec.stats  # (the observed group's: `observe` swaps them)
             try:
                 st = real_stat(path, follow_symlinks=follow_symlinks)
             except OSError as e:
-                rec.stats.setdefault((k, follow_symlinks), e.errno)
+                stats.setdefault((k, follow_symlinks), e.errno)
                 raise
-            rec.stats.setdefault((k, follow_symlinks), _sig(st))
+            stats.setdefault((k, follow_symlinks), _sig(st))
             return st
 
         def lstat_noting(path: Any, *a: Any, **kw: Any) -> Any:
