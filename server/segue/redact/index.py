@@ -375,6 +375,21 @@ _EAGER_SCANS = 32
 _scans = [0]
 
 
+def prepare_many() -> None:
+    """Build now what a process that redacts many texts builds on the way (the keyword searches, the rules'
+    required characters): a cold listing calls it before it forks, so its workers inherit them instead of each
+    building its own. Changes no answer: each is built as it would be on first use."""
+    if not _KEYWORD_RE:
+        _short_calls[0] = max(_short_calls[0], _EAGER_CALLS)
+        _keyword_trie()
+    _keyword_groups()
+    if FAST_PATHS:
+        _scans[0] = max(_scans[0], _EAGER_SCANS)
+        for i, rule in enumerate(RULES):
+            if i not in _REQUIRED and not rule.whole_text:
+                _REQUIRED[i] = _required_chars(rule)
+
+
 def _required_chars(rule: Rule) -> tuple[str, ...]:
     if rule.finder is not None:
         return ()  # its regex is what the finder scans for, not what it finds
