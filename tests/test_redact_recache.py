@@ -34,8 +34,9 @@ def patterns() -> list[tuple[str, int]]:
                     p = p[1] if isinstance(p, tuple) and len(p) == 2 else p
                     if isinstance(p, re.Pattern) and isinstance(p.pattern, str):
                         found.add((p.pattern, p.flags & ~re.U))
-    index._keyword_groups()
+    index.prepare_many()  # the keyword searches, built after the first calls (or before a listing forks)
     found |= {(p.pattern, p.flags & ~re.U) for _c, p in index._KEYWORD_GROUPS}
+    found |= {(p.pattern, p.flags & ~re.U) for p in (*index._KEYWORD_RE, *index._ANY_KEYWORD_RE)}
     assert len(found) > 140
     return sorted(found)
 

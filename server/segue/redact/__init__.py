@@ -30,9 +30,15 @@ Some secrets are visible only decoded (``decode``): percent-encoded values, JSON
 values split across quoted concatenation. Where a literal-first trigger finds one, a bounded region around it
 is rewritten, the rules run on the rewrite and their spans are mapped back over the encoded characters.
 
+Per text the cost is mostly proving that nothing can match (issues 16, 17): whether any keyword occurs is one
+search that tries only a few rare characters (index._anchored_trie); a rule a keyword wakes is left out of a
+window that lacks a character every match of its regex holds (``required``, read from sre's parse); the shape
+gate runs on a byte mapping of the text. SEGUE_FAST_PATHS=0 gives their plain formulations.
+
 Layout: ``common`` (markers, sizes), ``checks`` (entropy, placeholders, key names), ``generic`` (shape
 finders), ``keyblocks`` (PEM blocks), ``rules`` (the table: id, tier, pattern, check, then the speed knobs
-keywords/gate/starts/anchor), ``index`` (which rules run where), ``decode`` (decoded views), ``core`` (the
+keywords/gate/starts/anchor), ``index`` (which rules run where), ``required`` (characters a regex's matches
+hold), ``decode`` (decoded views), ``core`` (the
 Redactor), ``summary`` (titles and first requests of listings), ``lazy`` (patterns compiled on first use: a
 listing that redacts one title pays ~13 ms for the redactor, not ~90). tests/test_redact_equivalence.py proves
 the fast paths give the whole Redactor's output of the knob-free reference path. To add a rule: one

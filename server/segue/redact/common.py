@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from segue import recache
@@ -29,3 +30,7 @@ _ENV_NAME_RE = recache.compile(r"KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL", r
 _MIN_EXACT = 8
 _WINDOW, _OVERLAP = 8192, 1024  # long texts: windows overlapping by more than any bounded match
 _CONTEXT = 8192  # excerpt(): context redacted beyond the cut
+
+# SEGUE_FAST_PATHS=0: the redactor's newer fast paths (index.py, generic.py) take their plain formulations
+# (tests/test_redact_fastpaths.py checks they give the same answers)
+FAST_PATHS = os.environ.get("SEGUE_FAST_PATHS", "1").strip().lower() not in ("0", "off", "false", "no")

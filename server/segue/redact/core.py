@@ -16,8 +16,8 @@ from segue.redact.checks import _CODE_RE, is_placeholder
 from segue.redact.common import _CONTEXT, _ENV_NAME_RE, _MIN_EXACT, _OVERLAP, _WINDOW, MARKER_RE, WITHHELD, log
 from segue.redact.index import (
     _GATED_RE,
+    _SHAPE_GATES,
     _SHAPE_INDEXED,
-    _SHAPE_RULES,
     _SPLIT_AT,
     _WHOLE_RULES,
     _gate_search,
@@ -228,12 +228,14 @@ class Redactor:
                 for start, chunk in _windows(text):
                     found += _scan(chunk, start, low[start : start + len(chunk)])
         if len(text) < _SPLIT_AT:  # linear scans, tried only where their gate opens
-            for rule in _SHAPE_RULES:  # short texts: the whole gate in one search (a call per branch costs more)
-                if len(text) >= 16 and (rule.gate is None or rule.gate.search(text)):
-                    found += _run(rule, text, 0)
+            if len(text) >= 16:
+                # short texts: the whole gate in one search (a call per branch costs more)
+                for i, rule in _SHAPE_INDEXED:
+                    if rule.gate is None or (_SHAPE_GATES[i](text) if i in _SHAPE_GATES else rule.gate.search(text)):
+                        found += _run(rule, text, 0)
         else:
             for i, rule in _SHAPE_INDEXED:
-                if rule.gate is None or _gate_search(i, text):
+                if rule.gate is None or (_SHAPE_GATES[i](text) if i in _SHAPE_GATES else _gate_search(i, text)):
                     found += _run(rule, text, 0)
         if not found:
             return found

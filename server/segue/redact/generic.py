@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 from segue import recache
 from segue.redact.checks import _MADE_UP_RE, _X_RUN_RE, shannon
+from segue.redact.common import FAST_PATHS
 from segue.redact.lazy import LazyPattern
 
 Span = tuple[int, int, str]
@@ -267,6 +268,30 @@ def _run16_starts(text: str) -> Iterator[int]:
         p = mapped.find(_A16, end)
 
 
+# SHAPE_GATE searched without sre: its first branch is 16 alphanumerics in a row (bytes.find on the text mapped to
+# "a" and " "), its second an upper-case letter, up to 15 of [A-Za-z0-9_-], a digit: searched in the text mapped
+# to classes (U, l, D, "_", " "), where the literal "U" first lets sre skip to the few upper-case letters. The
+# charset-first gate is tried at every alphanumeric (~30 ns a character, more than the rest of a clean short text)
+_ALNUM_ONLY = bytes(0x61 if chr(i).isascii() and chr(i).isalnum() else 0x20 for i in range(256))
+_CLASSES = bytes(0x55 if 65 <= i <= 90 else 0x6C if 97 <= i <= 122 else 0x44 if 48 <= i <= 57
+                 else 0x5F if i in (0x2D, 0x5F) else 0x20 for i in range(256))
+_UPPER_DIGIT_CLASSES: list[re.Pattern[bytes]] = []  # rb"U[UlD_]{0,15}D", compiled on first use
+
+
+def shape_gate_open(text: str) -> bool:
+    """As ``re.search(SHAPE_GATE, text) is not None`` (tests/test_redact_fastpaths.py)."""
+    raw = text.encode("ascii", "replace")  # one byte per character (non-ASCII is "?", in no class of the gate)
+    if raw.translate(_ALNUM_ONLY).find(_A16) >= 0:
+        return True
+    rx = _UPPER_DIGIT_CLASSES[0] if _UPPER_DIGIT_CLASSES else _upper_digit_classes()
+    return rx.search(raw.translate(_CLASSES)) is not None
+
+
+def _upper_digit_classes() -> re.Pattern[bytes]:
+    _UPPER_DIGIT_CLASSES.append(re.compile(rb"U[UlD_]{0,15}D"))
+    return _UPPER_DIGIT_CLASSES[0]
+
+
 def shaped_tokens(text: str) -> list[Span]:
     """Spans of prefixed random tokens, bare random runs and base64-encoded secrets in ``text``."""
     out: list[Span] = []
@@ -451,6 +476,7 @@ def prefixed_uuids(text: str) -> list[Span]:
 _AS_PW_WORDS = ("passw", "passphrase", "pw", "secret", "token", "api")
 _AS_BEFORE_RE = LazyPattern(r"[ \t](?:as|is|for)[ \t]{1,16}(?:(?:the|my|your|our)[ \t]{1,16})?\Z")
 _AS_WORD_RE = LazyPattern(r"(?:password|passwd|passphrase|pw|pwd|secret|token|api[ _-]?key)(?![a-z])")
+_USE_RE = LazyPattern(r"use", re.I)  # as _VALUE_BEFORE_RE sees it (re.I)
 _VALUE_BEFORE_RE = LazyPattern(r"(?:\"(?P<d>[^\"\n]{4,200})\"|'(?P<q>[^'\n]{4,200})'|(?<![\w-])use[ \t]{1,16}"
                               r"(?P<b>[^\s\"'`]{4,200}))[ \t]{1,16}\Z", re.I)
 
@@ -469,6 +495,8 @@ def prose_as(text: str) -> list[Span]:
     from segue.redact.checks import _CODE_RE, _STOPWORDS, is_placeholder
 
     out: list[Span] = []
+    if FAST_PATHS and '"' not in text and "'" not in text and _USE_RE.search(text) is None:
+        return out  # _VALUE_BEFORE_RE finds a value only after a quote or a "use"
     low = text.lower()
     hits = sorted({i for w in _AS_PW_WORDS for i in _finds(low, w)})
     for i in hits:

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from segue import recache
 from segue.redact.checks import _quoted
-from segue.redact.common import _OVERLAP, _WINDOW
+from segue.redact.common import _OVERLAP, _WINDOW, FAST_PATHS
+from segue.redact.generic import SHAPE_GATE, shape_gate_open
 from segue.redact.lazy import LazyPattern
 from segue.redact.rules import RULES, Rule, Starts
 
@@ -57,7 +58,55 @@ def _keyword_trie() -> re.Pattern[str] | None:
     if _short_calls[0] <= _EAGER_CALLS:
         return None
     _KEYWORD_RE.append(recache.compile(_trie(_KEYWORDS)))
+    if not _ANY_KEYWORD_RE:
+        _ANY_KEYWORD_RE.append(recache.compile(_anchored_trie(_KEYWORDS)) if FAST_PATHS else _KEYWORD_RE[0])
     return _KEYWORD_RE[0]
+
+
+# Whether a short text holds a keyword at all (most do not), with fewer tries than the trie: sre tries a
+# charset-first pattern at every position whose character may start it, and walks the alternatives one by one
+# there, so the trie above (keywords start with nearly every letter) costs ~35 ns a character. Here each keyword
+# is found at one of its characters that is rare in text, then checked whole: the rest of it after that
+# character is matched, the part before by a look-behind. Every occurrence of a keyword holds its character,
+# so this search finds a match exactly when the trie does (tests/test_redact_fastpaths.py); ~2x cheaper.
+# Characters from the most to the least frequent in transcripts and source (lower-cased); others are rarer still
+_CHAR_FREQUENCY = " etrosiancdluhmpfg.-bk/y:vwx_(1=0q2j\"34986z"
+# the characters keywords are found at (each keyword at its rarest of them): few, so that few positions are
+# tried, and together in every keyword of the table (a new keyword without any is found at its rarest character)
+_ANCHOR_CHARS = "_-vkqpnx:gcya"
+_ANY_KEYWORD_RE: list[re.Pattern[str]] = []  # built with the trie
+
+
+def _rarity(c: str) -> int:
+    i = _CHAR_FREQUENCY.find(c)
+    return i if i >= 0 else len(_CHAR_FREQUENCY)
+
+
+def _anchored_trie(words: list[str]) -> str:
+    """A regex that matches where one of ``words`` occurs (its match is not the word: only whether it
+    matches counts). Each word is found at its anchor character and checked around it."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for w in words:
+        c = max((a for a in w if a in _ANCHOR_CHARS), key=_rarity, default="") or max(w, key=_rarity)
+        j = w.index(c)
+        groups.setdefault(c, []).append((w[j + 1 :], w if j else ""))
+    # the most frequent characters first: where the character does not start an alternative, sre skips it at
+    # the cost of one comparison, so the common ones should not wait behind the rare ones
+    return "|".join(re.escape(c) + _around(groups[c]) for c in sorted(groups, key=_rarity))
+
+
+def _around(items: list[tuple[str, str]]) -> str:
+    """The rest of each word after its anchor (a trie), then a look-behind for the whole word when it has
+    characters before the anchor. ``items``: (what follows, the whole word or "" when nothing precedes)."""
+    if any(not rest and not whole for rest, whole in items):
+        return ""  # a word ends here with nothing before its anchor: the match is made
+    by: dict[str, list[tuple[str, str]]] = {}
+    for rest, whole in items:
+        if rest:
+            by.setdefault(rest[0], []).append((rest[1:], whole))
+    alts = [re.escape(ch) + _around(sub) for ch, sub in sorted(by.items())]
+    alts += [f"(?<={re.escape(whole)})" for rest, whole in items if not rest]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
 # sre spends ~50 ns at each position that could start a charset-first pattern like the one above, but
@@ -223,6 +272,9 @@ def _gate_search(i: int, text: str) -> bool:
 
 # the whole-text shape rules with their index in the table (their gates are searched branch by branch)
 _SHAPE_INDEXED = tuple((i, r) for i, r in enumerate(RULES) if r.whole_text and not r.keywords)
+# gates searched by a function that decides as the gate's regex does (SEGUE_FAST_PATHS=0: the regex)
+_SHAPE_GATES: dict[int, Callable[[str], bool]] = {
+    i: shape_gate_open for i, r in _SHAPE_INDEXED if FAST_PATHS and r.gate is not None and r.gate.pattern == SHAPE_GATE}
 
 
 def _gate_open(i: int, text: str, low: str) -> bool:
@@ -233,7 +285,7 @@ def _gate_open(i: int, text: str, low: str) -> bool:
 def _has_keyword(low: str) -> bool:
     if len(low) < _SPLIT_AT:
         trie = _KEYWORD_RE[0] if _KEYWORD_RE else _keyword_trie()
-        return any(k in low for k in _KEYWORDS) if trie is None else trie.search(low) is not None
+        return any(k in low for k in _KEYWORDS) if trie is None else _ANY_KEYWORD_RE[0].search(low) is not None
     return any(p.search(low) for _, p in _KEYWORD_GROUPS or _keyword_groups())
 
 
@@ -275,16 +327,86 @@ def _keywords_in(low: str) -> set[str]:
 
 def _scan(chunk: str, offset: int, low: str) -> list[tuple[int, int, str]]:
     """Spans of the windowed rules in one window (``low`` is the window lower-cased)."""
-    picked = set(_GATED)
     present = _keywords_in(low)
-    for k in present:
-        picked |= _KEYWORD_RULES[k]
+    _scans[0] += 1
+    plans = _PLANS if FAST_PATHS and _scans[0] > _EAGER_SCANS else _PLAIN_PLANS
+    key = frozenset(present)
+    plan = plans.get(key)
+    if plan is None:
+        if len(plans) >= 4096:  # bounded: texts can hold many keyword sets
+            plans.clear()
+        plan = plans[key] = _plan(present, plans is _PLANS)
     found: list[tuple[int, int, str]] = []
     cache: dict[object, list[int]] = {}  # per window: anchor scans, and each word's occurrences (by the word)
-    for i in sorted(picked):  # table order: it names merged spans
-        if i not in _GATES or _gate_open(i, chunk, low):
-            found += _run(RULES[i], chunk, offset, low, cache, present)
+    for i, rule, need, gated in plan:
+        if need and not _holds(chunk, need):
+            continue  # a character every match holds is missing: no match here
+        if not gated or _gate_open(i, chunk, low):
+            found += _run(rule, chunk, offset, low, cache, present)
     return found
+
+
+# per set of keywords, the rules they pick (table order: it names merged spans), each with its required
+# characters (when read) and whether it has a gate
+_Plan = tuple[tuple[int, Rule, tuple[str, ...], bool], ...]
+_PLANS: dict[frozenset[str], _Plan] = {}
+_PLAIN_PLANS: dict[frozenset[str], _Plan] = {}  # (SEGUE_FAST_PATHS=0, and a process's first windows)
+
+
+def _plan(present: set[str], required: bool) -> _Plan:
+    picked = set(_GATED)
+    for k in present:
+        picked |= _KEYWORD_RULES[k]
+    plan = []
+    for i in sorted(picked):
+        need = _REQUIRED.get(i) if required else ()
+        if need is None:
+            need = _REQUIRED[i] = _required_chars(RULES[i])
+        plan.append((i, RULES[i], need, i in _GATES))
+    return tuple(plan)
+
+
+# Characters a rule's matches must hold, read from its regex (segue.redact.required): a rule is left out of a
+# window that lacks one, which costs a few substring tests instead of its run (most rules a common keyword wakes,
+# "token" in prose, want an operator, a quote, a "|" or a "--" the text does not have). Read for a rule when
+# first needed, after the first _EAGER_SCANS windows (a process that scans a few pays nothing for it).
+_REQUIRED: dict[int, tuple[str, ...]] = {}
+_EAGER_SCANS = 32
+_scans = [0]
+
+
+def prepare_many() -> None:
+    """Build now what a process that redacts many texts builds on the way (the keyword searches, the rules'
+    required characters): a cold listing calls it before it forks, so its workers inherit them instead of each
+    building its own. Changes no answer: each is built as it would be on first use."""
+    if not _KEYWORD_RE:
+        _short_calls[0] = max(_short_calls[0], _EAGER_CALLS)
+        _keyword_trie()
+    _keyword_groups()
+    if FAST_PATHS:
+        _scans[0] = max(_scans[0], _EAGER_SCANS)
+        for i, rule in enumerate(RULES):
+            if i not in _REQUIRED and not rule.whole_text:
+                _REQUIRED[i] = _required_chars(rule)
+
+
+def _required_chars(rule: Rule) -> tuple[str, ...]:
+    if rule.finder is not None:
+        return ()  # its regex is what the finder scans for, not what it finds
+    from segue.redact.required import required
+
+    return required(rule.regex.pattern, getattr(rule.regex, "_given", rule.regex.flags))
+
+
+def _holds(chunk: str, need: tuple[str, ...]) -> bool:
+    """Does ``chunk`` hold at least one character of each string of ``need``?"""
+    for chars in need:
+        if len(chars) == 1:
+            if chars not in chunk:
+                return False
+        elif not any(c in chunk for c in chars):
+            return False
+    return True
 
 
 def _occurrences(word: str, low: str) -> Iterable[int]:

@@ -15,6 +15,21 @@ _FLAG_LETTERS = {"a": re.A, "i": re.I, "L": re.L, "m": re.M, "s": re.S, "u": re.
 _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
 
 
+class _FromCompiled:
+    """An attribute of the compiled pattern, kept on the instance once read: a descriptor without __set__, so the
+    instance's own attribute wins from then on (a property would cost two calls on every read)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = getattr(obj.compiled, self.name)
+        obj.__dict__[self.name] = value
+        return value
+
+
 class LazyPattern:
     """``re.compile(pattern, flags)``, compiled when first used (``pattern`` and ``flags`` need no compile)."""
 
@@ -74,13 +89,8 @@ class LazyPattern:
     def scanner(self, *args: Any) -> Any:
         return self.compiled.scanner(*args)
 
-    @property
-    def groupindex(self) -> Any:
-        return self.compiled.groupindex
-
-    @property
-    def groups(self) -> int:
-        return self.compiled.groups
+    groupindex: Any = _FromCompiled("groupindex")
+    groups: Any = _FromCompiled("groups")
 
     def __repr__(self) -> str:
         return f"LazyPattern({self.pattern!r}, {self._given})"

@@ -51,6 +51,9 @@ def prepare_for_workers() -> None:
     patterns of the usual rules compiled once, here, and inherited by every worker (each would pay it)."""
     try:
         summary_redactor().scoped().redact(_WARM_TEXT)
+        from segue.redact.index import prepare_many
+
+        prepare_many()
     except Exception as exc:  # only a warm-up: the workers redact (and fail closed) on their own
         log.warning("redaction warm-up failed: %s", type(exc).__name__)
 
