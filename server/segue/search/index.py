@@ -142,9 +142,10 @@ class RefreshStats:
 
 
 class SearchIndex:
-    def __init__(self, cache_dir: Path, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(self, cache_dir: Path | str, notice: Callable[[str], None] | None = None) -> None:
+        # a CLI query (segue.search.fast) gives a str: it never imports pathlib (~4 ms)
         self.dir = cache_dir
-        self.path = cache_dir / FILE_NAME
+        self.path = os.path.join(cache_dir, FILE_NAME) if isinstance(cache_dir, str) else cache_dir / FILE_NAME
         self.notice = notice or (lambda _msg: None)
         self._con: sqlite3.Connection | None = None
         self._thread_lock = threading.RLock()
@@ -185,10 +186,10 @@ class SearchIndex:
         return con
 
     def _problem(self) -> str | None:
-        if not self.path.exists():
+        if not os.path.exists(self.path):
             return "missing"
         try:
-            con = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=30.0)
+            con = sqlite3.connect(f"{file_uri(self.path)}?mode=ro", uri=True, timeout=30.0)
             try:
                 row = con.execute("SELECT value FROM meta WHERE key='built_by'").fetchone()
                 con.execute("SELECT 1 FROM docs LIMIT 1").fetchall()
@@ -245,7 +246,7 @@ class SearchIndex:
 
     @contextlib.contextmanager
     def _flock(self) -> Iterator[None]:
-        fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(os.path.join(self.dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             self.waited_for_lock = False
             try:
@@ -749,6 +750,18 @@ class SearchIndex:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(str(self.path) + suffix)
         return total
+
+
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def file_uri(path: str | os.PathLike[str]) -> str:
+    """Path(path).as_uri() of an absolute path, without pathlib: every byte but the unreserved ones and '/'
+    percent-encoded (tests/test_search_fast.py compares them)."""
+    raw = os.fspath(path)
+    if not os.path.isabs(raw):
+        raise ValueError("relative path can't be expressed as a file URI")
+    return "file://" + "".join(chr(c) if c in _URI_SAFE else f"%{c:02X}" for c in os.fsencode(raw))
 
 
 def sources_digest(sources: Sources) -> str:
