@@ -311,3 +311,80 @@ def test_a_directory_filter_in_sqlite_gives_the_pages_of_filtering_every_match(
     monkeypatch.setattr(I, "CWDS_MAX", 2)  # too many directories to pass: filtered in Python, the same page
     again = engine.answer(idx, Q.parse("test"), None, None, base, None, None, lambda: None, "")
     assert passed[-1] == -1 and [(r.id, r.step) for r in again.results] == [(r.id, r.step) for r in within.results]
+
+
+def test_python_s_best_step_per_session_is_sqlite_s_sort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """index._best_steps (one pass, each session's best step, sessions ranked in Python) gives exactly what SQLite's
+    ORDER BY of every step gives, keeping each session's first (SEGUE_SEARCH_GROUP=0): ties of score inside a
+    session (repeated texts), of key between sessions (copies of one session, of one age), sessions without a time."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(11)
+    words = ["test", "cargo", "build", "the", "fix"]
+    sessions = []
+    for i in range(160):
+        texts = [" ".join(rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 50)}"
+                          for _ in range(rng.choice([1, 2, 5, 20]))) for _ in range(rng.randint(1, 5))]
+        texts += texts[: rng.randint(0, 2)]  # the same step again: equal bm25 in one session
+        age = rng.choice([0.0, 1.0, 30.0, -5.0]) if i % 4 == 0 else rng.uniform(0.0, 300.0)
+        sessions.append((f"s{i:03d}", age, texts))
+        if i % 7 == 0:
+            sessions.append((f"c{i:03d}", age, list(texts)))  # a copy: the same key, the sid decides
+    idx = build(tmp_path, sessions)
+    con = idx.connection()
+    con.execute("UPDATE sessions SET updated_at = NULL WHERE id LIKE 's01%'")
+    I._math(con)
+    src = "FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?"
+    inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
+    hl = engine.HALF_LIFE_DAYS
+    differs = {"first in rowid order": False, "last on a tie": False}
+    for text in ("test", "the", "cargo", "fix build", "w1*", "test the"):
+        match = Q.parse(text).fts()
+        order = con.execute(f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, {I._KEY} FROM d ORDER BY {I._KEY}, "
+                            "-coalesce(u, 0.0), rid >> 24, score, rid", [match, NOW, hl, NOW, hl]).fetchall()
+        firsts: dict[int, tuple[int, int, float, float]] = {}
+        for rid, score, k in order:
+            firsts.setdefault(rid >> 24, (rid >> 24, rid, score, k))
+        want = list(firsts.values())
+        rows = con.execute(inner, [match]).fetchall()
+        for limit in (1, 2, 5, 20, None):
+            got, total = I._best_steps(rows, NOW, hl, limit)
+            assert got == want[:limit], (text, limit)
+            assert total == len(want), text
+            got, total = I._best_steps(reversed(rows), NOW, hl, limit)  # any order of the steps
+            assert got == want[:limit] and total == len(want), (text, limit)
+        none_scored = [(rid, None if rid % 3 == 0 else score, u) for rid, score, u in rows]
+        assert I._best_steps(none_scored, NOW, hl, None)[1] == len(want)  # counted, never ranked
+        # negative controls: what a careless pass would give differs on these rows
+        seen: dict[int, tuple[int, float]] = {}
+        for rid, score, _u in rows:
+            seen.setdefault(rid >> 24, (rid, score))
+        differs["first in rowid order"] |= any(seen[s][0] != r for s, r, _sc, _k in want)
+        last: dict[int, tuple[int, float]] = {}
+        for rid, score, _u in rows:
+            if rid >> 24 not in last or score <= last[rid >> 24][1]:
+                last[rid >> 24] = (rid, score)
+        differs["last on a tie"] |= any(last[s][0] != r for s, r, _sc, _k in want)
+    assert all(differs.values()), differs
+    # and through ranked(): the same pages with the Python pass on and off (the bound used, filtered or not)
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    grouped: list[bool] = []
+    real = I._best_steps
+    monkeypatch.setattr(I, "_best_steps", lambda *a, **k: grouped.append(True) or real(*a, **k))
+    for text in ("test", "the", "cargo"):
+        for limit in (1, 3, 10):
+            for kw in ({}, {"where": ["request"]}):
+                pages = []
+                for switch in ("1", "0"):
+                    monkeypatch.setenv("SEGUE_SEARCH_GROUP", switch)
+                    page, total = idx.ranked(Q.parse(text).fts(), NOW, hl, limit=limit,
+                                             phrases=[t.fts() for t in Q.parse(text).terms], **kw)
+                    pages.append(([(h.sid, h.rowid, h.score) for h in page], total))
+                assert pages[0] == pages[1], (text, limit, kw)
+    assert grouped  # the Python pass was used (and only with the switch on)
+    n = len(grouped)
+    monkeypatch.setenv("SEGUE_SEARCH_GROUP", "0")
+    idx.ranked(Q.parse("test").fts(), NOW, hl, limit=3, phrases=['"test"'])
+    assert len(grouped) == n
