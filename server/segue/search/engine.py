@@ -10,9 +10,9 @@ few seconds old (the service's `reuse_within`, as for listings).
 
 from __future__ import annotations
 
+import _thread  # threading.Lock itself, without importing threading (~0.6 ms of a CLI query)
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -80,7 +80,7 @@ class _State:
 
     def __init__(self, index: SearchIndex) -> None:
         self.index = index
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.checked_at = float("-inf")
         self.digest: str | None = None  # this service's redaction (segue.search.redaction), once computed
 

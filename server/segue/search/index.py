@@ -34,13 +34,13 @@ older index is rebuilt, with a message.
 
 from __future__ import annotations
 
+import _thread  # threading's own RLock, without importing threading (~0.6 ms of a CLI query)
 import contextlib
 import fcntl
 import math
 import os
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -148,7 +148,7 @@ class SearchIndex:
         self.path = os.path.join(cache_dir, FILE_NAME) if isinstance(cache_dir, str) else cache_dir / FILE_NAME
         self.notice = notice or (lambda _msg: None)
         self._con: sqlite3.Connection | None = None
-        self._thread_lock = threading.RLock()
+        self._thread_lock = _thread.RLock()
         self._held = 0
         self.waited_for_lock = False  # whether taking `write_lock` last had to wait for another process
         self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
