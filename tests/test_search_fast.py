@@ -373,3 +373,20 @@ def test_the_redaction_rules_digest_is_pathlib_s(monkeypatch: pytest.MonkeyPatch
         assert redaction._py_suffix(n) == (Path(n).suffix == ".py"), n
     monkeypatch.setattr(redaction, "__version__", __version__ + "x")  # negative control: the comparison can fail
     assert redaction.rules_digest() != reference()
+
+
+def test_the_replay_s_signature_is_the_recording_s(tmp_path: Path) -> None:
+    """search.probe._SIG (one C call) is replay._sig: the digest of a packed probe is over these tuples."""
+    from segue.replay import _sig
+
+    (tmp_path / "f").write_text("x" * 10)
+    (tmp_path / "d").mkdir()
+    os.symlink(tmp_path / "f", tmp_path / "l")
+    os.utime(tmp_path / "f", ns=(1, 1_234_567_891_234_567_891))
+    for p in (tmp_path / "f", tmp_path / "d", tmp_path / "l", tmp_path):
+        for follow in (True, False):
+            st = os.stat(p, follow_symlinks=follow)
+            assert probe._SIG(st) == _sig(st) and type(probe._SIG(st)) is tuple, (p, follow)
+            assert probe._sigs_digest([probe._SIG(st)]) == probe._sigs_digest([_sig(st)])
+    a, b = os.stat(tmp_path / "f"), os.stat(tmp_path / "d")
+    assert probe._sigs_digest([probe._SIG(a)]) != probe._sigs_digest([_sig(b)])  # negative control

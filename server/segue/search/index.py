@@ -170,9 +170,9 @@ class SearchIndex:
         return self._con
 
     def existing(self) -> sqlite3.Connection | None:
-        """The index when it is there and valid, else None: never builds, rebuilds or creates anything."""
+        """The index when it is there and valid, else None: never builds, rebuilds or creates anything. (Without
+        FTS5 its docs table cannot be read: `_problem` finds it damaged, and the caller's full path says why.)"""
         if self._con is None:
-            check_fts5()
             if self._problem() is not None:
                 return None
             self._con = self._open()
