@@ -183,17 +183,18 @@ def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_pa
     assert pages[0] == pages[1] and pages[0][1] == 40 and len(pages[0][0]) == 5
 
 
-def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--in` read from docs_content (SEGUE_SEARCH_KIND_JOIN) keeps exactly the steps FTS5's own column keeps:
-    same pages and totals, bounded or not, with the other filters; and it really filters (negative control)."""
+def test_a_kind_filter_on_the_rowid_or_the_content_table_gives_the_same_pages(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--in` tested on the rowid's kind code (SEGUE_SEARCH_KIND_ROWID) or read from docs_content
+    (SEGUE_SEARCH_KIND_JOIN) keeps exactly the steps FTS5's own column keeps: same pages and totals, bounded or
+    not, with the other filters; every rowid carries its row's kind; and it really filters (negative control)."""
     import random
 
     from segue.search import index as I
 
     rng = random.Random(3)
     words = ["test", "cargo", "build", "the", "parser"]
-    kinds = ["request", "message", "command"]
+    kinds = ["request", "message", "command", "edit"]
     state = StateDir(tmp_path / "s")
     idx = SearchIndex(state.private(state.cache))
     plan = {f"s{i:03d}": (rng.uniform(0.0, 300.0), [(rng.choice(kinds), " ".join(
@@ -209,23 +210,31 @@ def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: 
     with idx.write_lock():
         idx.refresh(listed, steps, lambda t, cap: t[:cap], {})
     con = idx.connection()
-    assert I._kind_filter(con, ["command"])[0]  # the join is what is tested here
+    assert I._kind_filter(con, ["command"])[3]  # the rowid's code is the default
+    codes = con.execute("SELECT rowid & 3, kind FROM docs").fetchall()
+    assert {k for _c, k in codes} == set(I.KIND_CODE) and all(I.KIND_CODE[k] == c for c, k in codes)
+    monkeypatch.setenv("SEGUE_SEARCH_KIND_ROWID", "0")
+    assert I._kind_filter(con, ["command"])[0]  # then the join
+    monkeypatch.delenv("SEGUE_SEARCH_KIND_ROWID")
+    modes = [{}, {"SEGUE_SEARCH_KIND_ROWID": "0"}, {"SEGUE_SEARCH_KIND_ROWID": "0", "SEGUE_SEARCH_KIND_JOIN": "0"}]
     monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
     monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
     for text in ["test", "the", "cargo build", '"the parser"', "w1*"]:
         parsed = Q.parse(text)
-        for where in (["command"], ["request", "message"], ["message"]):
+        for where in (["command"], ["request", "message"], ["message"], ["file", "command"]):
             for kw in ({}, {"since": NOW - 100 * DAY}, {"runtimes": ["codex"]}):
                 for limit in (3, 20, None):
                     got = []
-                    for switch in ("1", "0"):
-                        monkeypatch.setenv("SEGUE_SEARCH_KIND_JOIN", switch)
+                    for mode in modes:
+                        for name in ("SEGUE_SEARCH_KIND_ROWID", "SEGUE_SEARCH_KIND_JOIN"):
+                            monkeypatch.setenv(name, mode.get(name, "1"))
                         res = engine.answer(idx, parsed, tuple(where), kw.get("runtimes"), None, kw.get("since"),
                                             limit, lambda: None, "")
                         got.append(([(r.id, r.step, r.where, r.snippet) for r in res.results], res.total))
-                    assert got[0] == got[1], (text, where, kw, limit)
+                    assert got[0] == got[1] == got[2], (text, where, kw, limit)
                     assert all(w in where for _i, _s, w, _t in got[0][0])
     monkeypatch.delenv("SEGUE_SEARCH_KIND_JOIN")
+    monkeypatch.delenv("SEGUE_SEARCH_KIND_ROWID")
     every = engine.answer(idx, Q.parse("test"), None, None, None, None, None, lambda: None, "")
     cmds = engine.answer(idx, Q.parse("test"), ("command",), None, None, None, None, lambda: None, "")
     assert 0 < cmds.total < every.total  # the filter drops sessions whose matches are all of other kinds

@@ -15,7 +15,8 @@ Layout:
                                         session looked like when indexed), `hashes` (8 bytes per step) and
                                         `redacted_by` (which redaction its text went through, '' = unknown)
   probe(sources, data)                  what discovery looked at for that digest (segue.search.probe)
-  docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index
+  docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index << 2 | kind's
+                                        code (KIND_CODE): a --in filter is a test of the rowid FTS5 gives
 
 Incremental: a session whose key (its file's size and mtime, or for a database store its row's update time)
 is unchanged is not read at all. A changed one is streamed again and compared step by step with the stored
@@ -62,11 +63,14 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: the step's kind in the rowid's low bits
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
-STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid range
-MAX_STEPS = (1 << STEP_BITS) - 1
+STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
+KIND_BITS = 2
+STEP_MASK = (1 << STEP_BITS) - 1
+MAX_STEPS = (1 << (STEP_BITS - KIND_BITS)) - 1
+KIND_CODE = {"request": 0, "message": 1, "command": 2, "file": 3}  # the indexed kinds (`_source`)
 # Caps as a brief uses them (segue.brief): requests and messages 8 KiB, commands 2000 characters, paths 1000.
 CAPS = {"request": 8 * 1024, "message": 8 * 1024, "command": 2000, "file": 1000}
 PARALLEL_MIN = 64  # changed sessions: fewer are indexed in this process (starting workers costs ~0.3 s)
@@ -443,7 +447,7 @@ class SearchIndex:
         if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
             base = sid << STEP_BITS
-            self._batch.add(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows],
+            self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
                              key, p.hashes, redacted_by))
             stats.steps_written += len(p.rows)
@@ -453,10 +457,10 @@ class SearchIndex:
         n_old = len(old) // 8
         base = sid << STEP_BITS
         if p.diverged is not None and n_old:
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.diverged, _last(sid)))
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (p.diverged << KIND_BITS), _last(sid)))
         elif p.diverged is None and p.steps < n_old:
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.steps, _last(sid)))
-        _insert(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows])
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (p.steps << KIND_BITS), _last(sid)))
+        _insert(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows])
         stats.steps_written += len(p.rows)
         stats.steps_kept += p.kept
         kept_by = redacted_by if p.kept == 0 or old_by == redacted_by else ""
@@ -502,10 +506,11 @@ class SearchIndex:
                         continue
                     diverged = True
                     if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
-                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + i, _last(sid)))
+                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?",
+                                    (base + (i << KIND_BITS), _last(sid)))
                 doc = _doc(step, redact)
                 if doc is not None:
-                    rows.append((base + i, *doc))
+                    rows.append((_rowid(base, i, doc[1]), *doc))
                     if len(rows) >= ROWS_PER_FLUSH:
                         _insert(con, rows)
                         stats.steps_written += len(rows)
@@ -513,7 +518,7 @@ class SearchIndex:
         except FileNotFoundError:
             pass  # gone between listing and reading: indexed as far as it could be read
         if not diverged and n < n_old:  # fewer steps than before and the rest unchanged
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + n, _last(sid)))
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (n << KIND_BITS), _last(sid)))
         _insert(con, rows)
         stats.steps_written += len(rows)
         title, label, cwd = shown_fields(s, redact)
@@ -591,10 +596,9 @@ class SearchIndex:
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
-        join, kind = _kind_filter(con, where)
+        join, kind, kind_args, by_rowid = _kind_filter(con, where)
         src = f"FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
-        if where:
-            args += list(where)
+        args += kind_args
         if runtimes:
             src += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
             args += list(runtimes)
@@ -610,8 +614,11 @@ class SearchIndex:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
         try:
             if limit is not None and phrases and _prune_enabled():
+                # kinds tested on the rowid alone: FTS5 counts the sessions without a session or kind read
+                on_session = bool(runtimes or since is not None or cwds is not None)
                 got = self._bounded(con, src, args, list(phrases), now, half_life_days, limit,
-                                    filtered=bool(where or runtimes or since is not None or cwds is not None))
+                                    filtered=on_session or bool(where and not by_rowid),
+                                    counted=(kind, kind_args) if by_rowid else ("", []))
                 if got is not None:
                     return got
             # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
@@ -623,7 +630,8 @@ class SearchIndex:
                 con.execute("COMMIT")
 
     def _bounded(self, con: sqlite3.Connection, src: str, args: list[Any], phrases: list[str], now: float,
-                 hl: float, limit: int, filtered: bool) -> tuple[list[Hit], int] | None:
+                 hl: float, limit: int, filtered: bool, counted: tuple[str, list[Any]] = ("", [])
+                 ) -> tuple[list[Hit], int] | None:
         """The page of `ranked` without the bm25 of every matching step, or None (then rank them all).
 
         FTS5's bm25 of a step is minus the sum over the query's phrases of idf × f(tf) × (k1 + 1) / (f(tf) + k1 ×
@@ -636,7 +644,8 @@ class SearchIndex:
 
         `filtered` (by kind or session): the count of matching sessions comes from the same pass (every matching
         step is read, the bm25 only of those recent enough), as a separate count would read each step's kind or
-        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step."""
+        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step, with
+        `counted` (condition, arguments) on the rowid alone: the kinds' filter."""
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         match = args[0]
         rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
@@ -649,7 +658,8 @@ class SearchIndex:
         # sampled step is no better than its best step, so the sample's limit-th score is no better than the
         # page's last
         sample = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ? AND "
-                             f"(docs.rowid & {MAX_STEPS}) < {PRUNE_SAMPLE_STEPS} LIMIT {PRUNE_SAMPLE_ROWS}) "
+                             f"(docs.rowid & {STEP_MASK}) < {PRUNE_SAMPLE_STEPS << KIND_BITS} "
+                             f"LIMIT {PRUNE_SAMPLE_ROWS}) "
                              f"SELECT min({_KEY}) FROM d GROUP BY rid >> 24",
                              [*args, now - hl * 86400.0, now, hl]).fetchall()
         worst = sorted(r[0] for r in sample)[limit - 1] if len(sample) >= limit else None
@@ -674,8 +684,8 @@ class SearchIndex:
         if len(best) < limit or not bound * factor < -last:
             return None
         if not filtered:
-            total = con.execute("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?",
-                                (match,)).fetchone()[0]
+            total = con.execute(f"SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?{counted[0]}",
+                                [match, *counted[1]]).fetchone()[0]
         return self._page(con, best), total
 
     @staticmethod
@@ -805,18 +815,22 @@ CWDS_MAX = 5000
 VARS_MAX = 900
 
 
-def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str]:
-    """(join, condition) keeping the steps of these kinds. FTS5 reads an UNINDEXED column of a matching row through
-    its own statement on the content table (every column of the row); reading `docs_content.c1` by its primary key
-    costs half that. Only when the content table is FTS5's as this schema creates it (id, then c0 = text, c1 =
-    kind, c2 = code); SEGUE_SEARCH_KIND_JOIN=0 always asks FTS5."""
+def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str, list[Any], bool]:
+    """(join, condition, its arguments, whether the condition is on the rowid alone) keeping the steps of these
+    kinds. The rowid carries the kind's code (KIND_CODE): testing it reads nothing more than FTS5 gives.
+    SEGUE_SEARCH_KIND_ROWID=0 reads the kind column instead: FTS5 reads an UNINDEXED column of a matching row
+    through its own statement on the content table (every column of the row); reading `docs_content.c1` by its
+    primary key costs half that. Only when the content table is FTS5's as this schema creates it (id, then c0 =
+    text, c1 = kind, c2 = code); SEGUE_SEARCH_KIND_JOIN=0 always asks FTS5 (the reference)."""
     if not where:
-        return "", ""
+        return "", "", [], False
     marks = ",".join("?" * len(where))
+    if os.environ.get("SEGUE_SEARCH_KIND_ROWID", "1") != "0" and all(k in KIND_CODE for k in where):
+        return "", f" AND (docs.rowid & {(1 << KIND_BITS) - 1}) IN ({marks})", [KIND_CODE[k] for k in where], True
     if os.environ.get("SEGUE_SEARCH_KIND_JOIN", "1") != "0" and [
             r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
-        return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})"
-    return "", f" AND docs.kind IN ({marks})"
+        return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})", list(where), False
+    return "", f" AND docs.kind IN ({marks})", list(where), False
 
 
 def _dir_sql_enabled() -> bool:
@@ -920,7 +934,16 @@ def _math(con: sqlite3.Connection) -> None:
 
 
 def _last(sid: int) -> int:
-    return (sid << STEP_BITS) | MAX_STEPS
+    return (sid << STEP_BITS) | STEP_MASK
+
+
+def _rowid(base: int, i: int, kind: str) -> int:
+    return base + (i << KIND_BITS) + KIND_CODE[kind]
+
+
+def step_of(rowid: int) -> int:
+    """The step index (0-based) a docs rowid names."""
+    return (rowid & STEP_MASK) >> KIND_BITS
 
 
 def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]]) -> None:
