@@ -241,6 +241,63 @@ def test_a_kind_filter_on_the_rowid_or_the_content_table_gives_the_same_pages(tm
     assert {r.where for r in every.results} > {"command"}
 
 
+def test_the_recency_table_is_sessions_own_and_gives_the_same_pages(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recency` (kept by triggers) holds every session's (sid, updated_at) through inserts, updates and removals,
+    and ranking through it (SEGUE_SEARCH_RECENCY) gives the pages and totals of joining `sessions` itself, bounded
+    or not, with the filters; a stale row would change them (negative control)."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(5)
+    words = ["test", "cargo", "build", "the", "parser"]
+    kinds = ["request", "message", "command", "edit"]
+    state = StateDir(tmp_path / "s")
+    idx = SearchIndex(state.private(state.cache))
+    plan = {f"s{i:03d}": (rng.uniform(-30.0, 300.0), [(rng.choice(kinds), " ".join(
+        rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 99)}" for _ in range(rng.randint(1, 20))))
+        for _ in range(rng.randint(1, 8))]) for i in range(200)}
+
+    def steps(s: Session, _st: Any) -> Any:
+        for kind, text in plan[s.id][1]:
+            yield Step(kind=kind, text=text, exit_code=0 if kind == "command" else None)
+
+    def listed(ids: list[str], shift: float) -> list[Session]:
+        return [Session(runtime="claude" if i % 2 else "codex", id=sid, store_path=str(tmp_path / sid),
+                        updated_at=None if i % 37 == 0 else NOW - (plan[sid][0] + (shift if i % 3 == 0 else 0)) * DAY)
+                for i, sid in enumerate(ids)]
+
+    ids = sorted(plan)
+    con = idx.connection()
+    for sessions in (listed(ids[:150], 0.0), listed(ids[20:], 40.0)):  # then 20 gone, 50 new, a third moved
+        with idx.write_lock():
+            idx.refresh(sessions, steps, lambda t, cap: t[:cap], {})
+        assert (con.execute("SELECT sid, updated_at FROM recency ORDER BY sid").fetchall()
+                == con.execute("SELECT sid, updated_at FROM sessions ORDER BY sid").fetchall())
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
+
+    def pages() -> list[Any]:
+        out = []
+        for text in ["test", "the", "cargo build", "w1*"]:
+            for where in (None, ("command",)):
+                for since in (None, NOW - 100 * DAY):
+                    for limit in (3, 20, None):
+                        res = engine.answer(idx, Q.parse(text), where, None, None, since, limit, lambda: None, "")
+                        out.append(([(r.id, r.step, r.snippet) for r in res.results], res.total))
+        return out
+
+    got = []
+    for switch in ("1", "0"):
+        monkeypatch.setenv("SEGUE_SEARCH_RECENCY", switch)
+        got.append(pages())
+    assert got[0] == got[1]
+    monkeypatch.delenv("SEGUE_SEARCH_RECENCY")
+    con.execute("UPDATE recency SET updated_at = ? WHERE sid % 5 = 0", (NOW + 400 * DAY,))  # stale on purpose
+    assert pages() != got[1]
+
+
 def test_a_directory_filter_in_sqlite_gives_the_pages_of_filtering_every_match(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--dir` as `s.cwd IN (directories cwd_within keeps)` (SEGUE_SEARCH_DIR_SQL) ranks only the sessions kept:

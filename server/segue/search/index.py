@@ -15,6 +15,9 @@ Layout:
                                         session looked like when indexed), `hashes` (8 bytes per step) and
                                         `redacted_by` (which redaction its text went through, '' = unknown)
   probe(sources, data)                  what discovery looked at for that digest (segue.search.probe)
+  recency(sid, updated_at)              sessions' (sid, updated_at), kept by triggers: what a ranking joins every
+                                        matching step to, in a table of 9 bytes a row (sessions' rows hold the
+                                        hashes: the join costs twice as much there)
   docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index << 2 | kind's
                                         code (KIND_CODE): a --in filter is a test of the rowid FTS5 gives
 
@@ -63,7 +66,7 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 5  # 5: the step's kind in the rowid's low bits
+SCHEMA_VERSION = 5  # 5: the step's kind in the rowid's low bits; the recency table
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -86,6 +89,12 @@ CREATE TABLE sessions(
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
   UNIQUE(runtime, id));
 CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE recency(sid INTEGER PRIMARY KEY, updated_at REAL);
+CREATE TRIGGER recency_insert AFTER INSERT ON sessions BEGIN
+  INSERT INTO recency VALUES (new.sid, new.updated_at); END;
+CREATE TRIGGER recency_update AFTER UPDATE OF sid, updated_at ON sessions BEGIN
+  DELETE FROM recency WHERE sid = old.sid; INSERT INTO recency VALUES (new.sid, new.updated_at); END;
+CREATE TRIGGER recency_delete AFTER DELETE ON sessions BEGIN DELETE FROM recency WHERE sid = old.sid; END;
 CREATE VIRTUAL TABLE docs USING fts5(text, kind UNINDEXED, code UNINDEXED,
   tokenize="unicode61 remove_diacritics 2");
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
@@ -597,7 +606,9 @@ class SearchIndex:
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
         join, kind, kind_args, by_rowid = _kind_filter(con, where)
-        src = f"FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
+        # a step needs only its session's updated_at unless it is filtered by the session's runtime or directory
+        table = "sessions" if runtimes or cwds is not None or not _recency_enabled() else "recency"
+        src = f"FROM docs CROSS JOIN {table} s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
         args += kind_args
         if runtimes:
             src += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
@@ -831,6 +842,11 @@ def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[
             r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
         return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})", list(where), False
     return "", f" AND docs.kind IN ({marks})", list(where), False
+
+
+def _recency_enabled() -> bool:
+    """SEGUE_SEARCH_RECENCY=0 joins the steps to `sessions` itself (the reference)."""
+    return os.environ.get("SEGUE_SEARCH_RECENCY", "1") != "0"
 
 
 def _dir_sql_enabled() -> bool:
