@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", required=True)
     ap.add_argument("--state", required=True)
     ap.add_argument("--before", required=True, help="the other checkout's server/ directory")
+    ap.add_argument("--before-state", help="its own state directory (an index of another schema), else --state")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--pycache", default="/tmp/segue-bench-pycache-paired")
     ap.add_argument("--only", help="run only the cases whose name contains this")
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     sides = {"before": str(Path(a.before).resolve()), "after": str(REPO / "server")}
     envs = {}
     for side, path in sides.items():
-        e = dict(os.environ, HOME=a.home, SEGUE_HOME=a.state, PYTHONPATH=path,
+        state = a.before_state if side == "before" and a.before_state else a.state
+        e = dict(os.environ, HOME=a.home, SEGUE_HOME=state, PYTHONPATH=path,
                  PYTHONPYCACHEPREFIX=str(Path(a.pycache) / side))
         e.pop("PYTHONDONTWRITEBYTECODE", None)
         envs[side] = e

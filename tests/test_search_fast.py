@@ -274,7 +274,8 @@ def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path
     """`segue search` on a fresh index runs neither argparse nor segue.cli, and prints what the full path prints."""
     stores = Stores(tmp_path)
     code = ("import sys; from segue.entry import main; rc = main(sys.argv[1:]); sys.stdout.flush(); "
-            "print(sorted(m for m in sys.modules if m.startswith('segue') or m == 'argparse'), file=sys.stderr); "
+            "print(sorted(m for m in sys.modules if m.startswith('segue') or m in ('argparse', 'pathlib')), "
+            "file=sys.stderr); "
             "raise SystemExit(rc)")
 
     def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -291,7 +292,8 @@ def test_the_entry_point_answers_a_fresh_query_without_the_cli_s_parser(tmp_path
         assert "'segue.stores'" not in mods, (args, mods)  # no reader, not even the registry for --runtime
         if "--json" in args and quick.returncode == 0:  # the table only for a table (or a message)
             assert "'segue.table'" not in mods, (args, mods)
-        assert "segue.cli'" in full.stderr
+        assert "'pathlib'" not in mods, (args, mods)  # (~4 ms: segue.search.fast spells paths as str)
+        assert "segue.cli'" in full.stderr and "'pathlib'" in full.stderr
         assert (quick.returncode, quick.stdout) == (full.returncode, full.stdout), args
         assert quick.stderr.splitlines()[:-1] == full.stderr.splitlines()[:-1], args
     unknown = run("search", "files", "--runtime", "vim")  # the registry refuses it, as argparse's usage error
@@ -308,3 +310,83 @@ def test_the_quick_parser_leaves_every_unusual_form_to_argparse() -> None:
     ns = _parse_quick(["--home", "/h", "search", "--runtime", "claude", "fix", "it", "--in=commands", "--limit=3"])
     assert ns is not None and (ns.home, ns.query, ns.runtime, ns.where, ns.limit, ns.json) == (
         "/h", ["fix", "it"], ["claude"], ["commands"], 3, False)
+
+
+PATHS = ["/a/b", "/", "/a b/%?#/ü", "/x//y", "//x/y", "/a/./b", "/a/b/", "/a/..", "/a/b/.", "/a/\udcff", "rel/x", "./x",
+         "~", "~/s", "~//s", "~/./s/", "..", "a/../b", "/.", "///x"]
+
+
+def test_the_quick_path_spells_its_paths_as_pathlib_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """str paths instead of pathlib (segue.search.fast, cli_search.state_root, index.file_uri): the same spelling,
+    or pathlib itself for anything unusual."""
+    from segue.cli_search import state_root
+    from segue.search.fast import _plain, path_str
+    from segue.search.index import file_uri
+
+    for p in PATHS:
+        assert path_str(p) == str(Path(p)), p
+        if Path(p).is_absolute():
+            assert file_uri(Path(p)) == Path(p).as_uri(), p
+            if _plain(p):
+                assert file_uri(p) == Path(p).as_uri(), p
+        else:
+            with pytest.raises(ValueError):
+                file_uri(p)
+    assert not _plain("/x//y") and file_uri("/x//y") != Path("/x//y").as_uri()  # what _plain keeps from the str
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    for switch in ("1", "0"):
+        monkeypatch.setenv("SEGUE_SEARCH_PATHS", switch)
+        for home in [None, "", *PATHS]:
+            for env in (None, "/st/home", "~/st", "rel/st"):
+                if env is None:
+                    monkeypatch.delenv("SEGUE_HOME", raising=False)
+                else:
+                    monkeypatch.setenv("SEGUE_HOME", env)
+                if home is None and env is None:
+                    continue  # platformdirs: the same call either way
+                assert state_root(home) == str(StateDir.resolve(home).root), (home, env, switch)
+    monkeypatch.setenv("SEGUE_SEARCH_PATHS", "1")
+    for p in ("~nosuchuser-segue/x", "~nosuchuser-segue"):
+        with pytest.raises(RuntimeError):
+            StateDir.resolve(p)
+        with pytest.raises(RuntimeError):  # left to pathlib, which refuses it
+            state_root(p)
+
+
+def test_the_redaction_rules_digest_is_pathlib_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue import __version__
+    from segue.search import redaction
+
+    def reference() -> str | None:
+        d = Path(redaction.__file__).resolve().parent.parent / "redact"
+        h = redaction.blake2b(digest_size=16)
+        h.update(f"{sys.version}\0{__version__}\0".encode())
+        names = sorted(p.name for p in d.iterdir() if p.suffix == ".py")
+        for n in names:
+            h.update(n.encode() + b"\0" + (d / n).read_bytes() + b"\0")
+        return h.hexdigest()
+
+    assert redaction.rules_digest() == reference()
+    for n in ("a.py", ".py", "..py", "a.b.py", "a.pyc", "py", "a.py.txt", ".a.py", "a .py", "a.PY"):
+        assert redaction._py_suffix(n) == (Path(n).suffix == ".py"), n
+    monkeypatch.setattr(redaction, "__version__", __version__ + "x")  # negative control: the comparison can fail
+    assert redaction.rules_digest() != reference()
+
+
+def test_the_replay_s_signature_is_the_recording_s(tmp_path: Path) -> None:
+    """search.probe._SIG (one C call) is replay._sig: the digest of a packed probe is over these tuples."""
+    from segue.replay import _sig
+
+    (tmp_path / "f").write_text("x" * 10)
+    (tmp_path / "d").mkdir()
+    os.symlink(tmp_path / "f", tmp_path / "l")
+    os.utime(tmp_path / "f", ns=(1, 1_234_567_891_234_567_891))
+    for p in (tmp_path / "f", tmp_path / "d", tmp_path / "l", tmp_path):
+        for follow in (True, False):
+            st = os.stat(p, follow_symlinks=follow)
+            assert probe._SIG(st) == _sig(st) and type(probe._SIG(st)) is tuple, (p, follow)
+            assert probe._sigs_digest([probe._SIG(st)]) == probe._sigs_digest([_sig(st)])
+    a, b = os.stat(tmp_path / "f"), os.stat(tmp_path / "d")
+    assert probe._sigs_digest([probe._SIG(a)]) != probe._sigs_digest([_sig(b)])  # negative control

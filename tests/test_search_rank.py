@@ -183,17 +183,18 @@ def test_only_single_words_are_bounded_and_the_engine_gives_the_same_page(tmp_pa
     assert pages[0] == pages[1] and pages[0][1] == 40 and len(pages[0][0]) == 5
 
 
-def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """`--in` read from docs_content (SEGUE_SEARCH_KIND_JOIN) keeps exactly the steps FTS5's own column keeps:
-    same pages and totals, bounded or not, with the other filters; and it really filters (negative control)."""
+def test_a_kind_filter_on_the_rowid_or_the_content_table_gives_the_same_pages(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--in` tested on the rowid's kind code (SEGUE_SEARCH_KIND_ROWID) or read from docs_content
+    (SEGUE_SEARCH_KIND_JOIN) keeps exactly the steps FTS5's own column keeps: same pages and totals, bounded or
+    not, with the other filters; every rowid carries its row's kind; and it really filters (negative control)."""
     import random
 
     from segue.search import index as I
 
     rng = random.Random(3)
     words = ["test", "cargo", "build", "the", "parser"]
-    kinds = ["request", "message", "command"]
+    kinds = ["request", "message", "command", "edit"]
     state = StateDir(tmp_path / "s")
     idx = SearchIndex(state.private(state.cache))
     plan = {f"s{i:03d}": (rng.uniform(0.0, 300.0), [(rng.choice(kinds), " ".join(
@@ -209,27 +210,92 @@ def test_a_kind_filter_through_the_content_table_gives_the_same_pages(tmp_path: 
     with idx.write_lock():
         idx.refresh(listed, steps, lambda t, cap: t[:cap], {})
     con = idx.connection()
-    assert I._kind_filter(con, ["command"])[0]  # the join is what is tested here
+    assert I._kind_filter(con, ["command"])[3]  # the rowid's code is the default
+    codes = con.execute("SELECT rowid & 3, kind FROM docs").fetchall()
+    assert {k for _c, k in codes} == set(I.KIND_CODE) and all(I.KIND_CODE[k] == c for c, k in codes)
+    monkeypatch.setenv("SEGUE_SEARCH_KIND_ROWID", "0")
+    assert I._kind_filter(con, ["command"])[0]  # then the join
+    monkeypatch.delenv("SEGUE_SEARCH_KIND_ROWID")
+    modes = [{}, {"SEGUE_SEARCH_KIND_ROWID": "0"}, {"SEGUE_SEARCH_KIND_ROWID": "0", "SEGUE_SEARCH_KIND_JOIN": "0"}]
     monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
     monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
     for text in ["test", "the", "cargo build", '"the parser"', "w1*"]:
         parsed = Q.parse(text)
-        for where in (["command"], ["request", "message"], ["message"]):
+        for where in (["command"], ["request", "message"], ["message"], ["file", "command"]):
             for kw in ({}, {"since": NOW - 100 * DAY}, {"runtimes": ["codex"]}):
                 for limit in (3, 20, None):
                     got = []
-                    for switch in ("1", "0"):
-                        monkeypatch.setenv("SEGUE_SEARCH_KIND_JOIN", switch)
+                    for mode in modes:
+                        for name in ("SEGUE_SEARCH_KIND_ROWID", "SEGUE_SEARCH_KIND_JOIN"):
+                            monkeypatch.setenv(name, mode.get(name, "1"))
                         res = engine.answer(idx, parsed, tuple(where), kw.get("runtimes"), None, kw.get("since"),
                                             limit, lambda: None, "")
                         got.append(([(r.id, r.step, r.where, r.snippet) for r in res.results], res.total))
-                    assert got[0] == got[1], (text, where, kw, limit)
+                    assert got[0] == got[1] == got[2], (text, where, kw, limit)
                     assert all(w in where for _i, _s, w, _t in got[0][0])
     monkeypatch.delenv("SEGUE_SEARCH_KIND_JOIN")
+    monkeypatch.delenv("SEGUE_SEARCH_KIND_ROWID")
     every = engine.answer(idx, Q.parse("test"), None, None, None, None, None, lambda: None, "")
     cmds = engine.answer(idx, Q.parse("test"), ("command",), None, None, None, None, lambda: None, "")
     assert 0 < cmds.total < every.total  # the filter drops sessions whose matches are all of other kinds
     assert {r.where for r in every.results} > {"command"}
+
+
+def test_the_recency_table_is_sessions_own_and_gives_the_same_pages(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`recency` (kept by triggers) holds every session's (sid, updated_at) through inserts, updates and removals,
+    and ranking through it (SEGUE_SEARCH_RECENCY) gives the pages and totals of joining `sessions` itself, bounded
+    or not, with the filters; a stale row would change them (negative control)."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(5)
+    words = ["test", "cargo", "build", "the", "parser"]
+    kinds = ["request", "message", "command", "edit"]
+    state = StateDir(tmp_path / "s")
+    idx = SearchIndex(state.private(state.cache))
+    plan = {f"s{i:03d}": (rng.uniform(-30.0, 300.0), [(rng.choice(kinds), " ".join(
+        rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 99)}" for _ in range(rng.randint(1, 20))))
+        for _ in range(rng.randint(1, 8))]) for i in range(200)}
+
+    def steps(s: Session, _st: Any) -> Any:
+        for kind, text in plan[s.id][1]:
+            yield Step(kind=kind, text=text, exit_code=0 if kind == "command" else None)
+
+    def listed(ids: list[str], shift: float) -> list[Session]:
+        return [Session(runtime="claude" if i % 2 else "codex", id=sid, store_path=str(tmp_path / sid),
+                        updated_at=None if i % 37 == 0 else NOW - (plan[sid][0] + (shift if i % 3 == 0 else 0)) * DAY)
+                for i, sid in enumerate(ids)]
+
+    ids = sorted(plan)
+    con = idx.connection()
+    for sessions in (listed(ids[:150], 0.0), listed(ids[20:], 40.0)):  # then 20 gone, 50 new, a third moved
+        with idx.write_lock():
+            idx.refresh(sessions, steps, lambda t, cap: t[:cap], {})
+        assert (con.execute("SELECT sid, updated_at FROM recency ORDER BY sid").fetchall()
+                == con.execute("SELECT sid, updated_at FROM sessions ORDER BY sid").fetchall())
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    monkeypatch.setattr(I, "PRUNE_SAMPLE_ROWS", 30)
+
+    def pages() -> list[Any]:
+        out = []
+        for text in ["test", "the", "cargo build", "w1*"]:
+            for where in (None, ("command",)):
+                for since in (None, NOW - 100 * DAY):
+                    for limit in (3, 20, None):
+                        res = engine.answer(idx, Q.parse(text), where, None, None, since, limit, lambda: None, "")
+                        out.append(([(r.id, r.step, r.snippet) for r in res.results], res.total))
+        return out
+
+    got = []
+    for switch in ("1", "0"):
+        monkeypatch.setenv("SEGUE_SEARCH_RECENCY", switch)
+        got.append(pages())
+    assert got[0] == got[1]
+    monkeypatch.delenv("SEGUE_SEARCH_RECENCY")
+    con.execute("UPDATE recency SET updated_at = ? WHERE sid % 5 = 0", (NOW + 400 * DAY,))  # stale on purpose
+    assert pages() != got[1]
 
 
 def test_a_directory_filter_in_sqlite_gives_the_pages_of_filtering_every_match(
@@ -311,3 +377,80 @@ def test_a_directory_filter_in_sqlite_gives_the_pages_of_filtering_every_match(
     monkeypatch.setattr(I, "CWDS_MAX", 2)  # too many directories to pass: filtered in Python, the same page
     again = engine.answer(idx, Q.parse("test"), None, None, base, None, None, lambda: None, "")
     assert passed[-1] == -1 and [(r.id, r.step) for r in again.results] == [(r.id, r.step) for r in within.results]
+
+
+def test_python_s_best_step_per_session_is_sqlite_s_sort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """index._best_steps (one pass, each session's best step, sessions ranked in Python) gives exactly what SQLite's
+    ORDER BY of every step gives, keeping each session's first (SEGUE_SEARCH_GROUP=0): ties of score inside a
+    session (repeated texts), of key between sessions (copies of one session, of one age), sessions without a time."""
+    import random
+
+    from segue.search import index as I
+
+    rng = random.Random(11)
+    words = ["test", "cargo", "build", "the", "fix"]
+    sessions = []
+    for i in range(160):
+        texts = [" ".join(rng.choice(words) if rng.random() < 0.4 else f"w{rng.randint(0, 50)}"
+                          for _ in range(rng.choice([1, 2, 5, 20]))) for _ in range(rng.randint(1, 5))]
+        texts += texts[: rng.randint(0, 2)]  # the same step again: equal bm25 in one session
+        age = rng.choice([0.0, 1.0, 30.0, -5.0]) if i % 4 == 0 else rng.uniform(0.0, 300.0)
+        sessions.append((f"s{i:03d}", age, texts))
+        if i % 7 == 0:
+            sessions.append((f"c{i:03d}", age, list(texts)))  # a copy: the same key, the sid decides
+    idx = build(tmp_path, sessions)
+    con = idx.connection()
+    con.execute("UPDATE sessions SET updated_at = NULL WHERE id LIKE 's01%'")
+    I._math(con)
+    src = "FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24 WHERE docs MATCH ?"
+    inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
+    hl = engine.HALF_LIFE_DAYS
+    differs = {"first in rowid order": False, "last on a tie": False}
+    for text in ("test", "the", "cargo", "fix build", "w1*", "test the"):
+        match = Q.parse(text).fts()
+        order = con.execute(f"WITH d AS MATERIALIZED ({inner}) SELECT rid, score, {I._KEY} FROM d ORDER BY {I._KEY}, "
+                            "-coalesce(u, 0.0), rid >> 24, score, rid", [match, NOW, hl, NOW, hl]).fetchall()
+        firsts: dict[int, tuple[int, int, float, float]] = {}
+        for rid, score, k in order:
+            firsts.setdefault(rid >> 24, (rid >> 24, rid, score, k))
+        want = list(firsts.values())
+        rows = con.execute(inner, [match]).fetchall()
+        for limit in (1, 2, 5, 20, None):
+            got, total = I._best_steps(rows, NOW, hl, limit)
+            assert got == want[:limit], (text, limit)
+            assert total == len(want), text
+            got, total = I._best_steps(reversed(rows), NOW, hl, limit)  # any order of the steps
+            assert got == want[:limit] and total == len(want), (text, limit)
+        none_scored = [(rid, None if rid % 3 == 0 else score, u) for rid, score, u in rows]
+        assert I._best_steps(none_scored, NOW, hl, None)[1] == len(want)  # counted, never ranked
+        # negative controls: what a careless pass would give differs on these rows
+        seen: dict[int, tuple[int, float]] = {}
+        for rid, score, _u in rows:
+            seen.setdefault(rid >> 24, (rid, score))
+        differs["first in rowid order"] |= any(seen[s][0] != r for s, r, _sc, _k in want)
+        last: dict[int, tuple[int, float]] = {}
+        for rid, score, _u in rows:
+            if rid >> 24 not in last or score <= last[rid >> 24][1]:
+                last[rid >> 24] = (rid, score)
+        differs["last on a tie"] |= any(last[s][0] != r for s, r, _sc, _k in want)
+    assert all(differs.values()), differs
+    # and through ranked(): the same pages with the Python pass on and off (the bound used, filtered or not)
+    monkeypatch.setattr(I, "PRUNE_MIN_ROWS", 1)
+    grouped: list[bool] = []
+    real = I._best_steps
+    monkeypatch.setattr(I, "_best_steps", lambda *a, **k: grouped.append(True) or real(*a, **k))
+    for text in ("test", "the", "cargo"):
+        for limit in (1, 3, 10):
+            for kw in ({}, {"where": ["request"]}):
+                pages = []
+                for switch in ("1", "0"):
+                    monkeypatch.setenv("SEGUE_SEARCH_GROUP", switch)
+                    page, total = idx.ranked(Q.parse(text).fts(), NOW, hl, limit=limit,
+                                             phrases=[t.fts() for t in Q.parse(text).terms], **kw)
+                    pages.append(([(h.sid, h.rowid, h.score) for h in page], total))
+                assert pages[0] == pages[1], (text, limit, kw)
+    assert grouped  # the Python pass was used (and only with the switch on)
+    n = len(grouped)
+    monkeypatch.setenv("SEGUE_SEARCH_GROUP", "0")
+    idx.ranked(Q.parse("test").fts(), NOW, hl, limit=3, phrases=['"test"'])
+    assert len(grouped) == n

@@ -178,12 +178,29 @@ def _parse_quick(argv: list[str]) -> Any:
 
 
 def _quick(args: Any, text: str, since: float | None) -> Any:
-    from segue.paths import StateDir
     from segue.search.fast import try_answer
 
-    root = StateDir.resolve(args.home).root  # as the service resolves it
-    return try_answer(root, text, runtimes=args.runtime, directory=args.dir, since=since, where=args.where,
-                      limit=args.limit)
+    return try_answer(state_root(args.home), text, runtimes=args.runtime, directory=args.dir, since=since,
+                      where=args.where, limit=args.limit)
+
+
+def state_root(home: str | None) -> str:
+    """str(StateDir.resolve(home).root), as the service resolves it, without pathlib for a plain --home or
+    SEGUE_HOME (`Path(x).expanduser().absolute()`: '~' expanded, made absolute, nothing else normalised).
+    SEGUE_SEARCH_PATHS=0 always asks StateDir."""
+    from segue.search.fast import _plain
+
+    raw = home or os.environ.get("SEGUE_HOME") or None
+    if raw is not None and os.environ.get("SEGUE_SEARCH_PATHS", "1") != "0":
+        if raw.startswith("~"):
+            raw = os.path.expanduser(raw)
+        if not raw.startswith("~"):
+            full = raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw)
+            if _plain(full):
+                return full
+    from segue.paths import StateDir
+
+    return str(StateDir.resolve(home).root)
 
 
 def _usage(msg: str) -> int:

@@ -13,16 +13,19 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-from collections.abc import Sequence
-from pathlib import Path
 
 from segue.search import query as Q
 from segue.search import redaction as R
 from segue.search.engine import MAX_LIMIT, SearchResults, answer
 from segue.search.index import FILE_NAME, SearchIndex
 
+TYPE_CHECKING = False  # not typing's, nor pathlib (~4 ms of a CLI query): paths here are str
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
-def try_answer(state_root: Path, text: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
+
+def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
                since: float | None = None, where: Sequence[str] | None = None, limit: int | None = 20
                ) -> SearchResults | None:
     """Results from a fresh index, or None (then ask the service). Raises QueryError as the service would."""
@@ -31,15 +34,15 @@ def try_answer(state_root: Path, text: str, runtimes: Sequence[str] | None = Non
         where = Q.parse_where(list(where))
     if limit is not None and not 0 < limit <= MAX_LIMIT:
         raise Q.QueryError(f"the limit must be between 1 and {MAX_LIMIT}")
-    cache = state_root / "cache"
-    if not (_private(state_root) and _private(cache) and (cache / FILE_NAME).is_file()):
+    cache = os.path.join(state_root, "cache")
+    if not (_private(state_root) and _private(cache) and os.path.isfile(os.path.join(cache, FILE_NAME))):
         return None  # the service checks (and explains) the state directory
     idx = SearchIndex(cache)
     try:
         if idx.existing() is None:
             return None
         environ = dict(os.environ)  # what Env.from_os() gives the readers, and Redactor() the redaction
-        if not idx.probe_matches(str(Path(os.path.expanduser("~"))), environ):
+        if not idx.probe_matches(path_str(os.path.expanduser("~")), environ):
             return None
         if runtimes and not all(idx.has_runtime(r) for r in runtimes):
             return None  # only the registry (the full path) says whether an id names a runtime at all
@@ -51,7 +54,24 @@ def try_answer(state_root: Path, text: str, runtimes: Sequence[str] | None = Non
         idx.close()
 
 
-def _private(path: Path) -> bool:
+def path_str(path: str) -> str:
+    """str(Path(path)) without importing pathlib for the usual spelling: an absolute path without empty or '.'
+    components or a trailing slash is already what Path makes of it (anything else asks pathlib)."""
+    if _plain(path):
+        return path
+    from pathlib import Path
+
+    return str(Path(path))
+
+
+def _plain(path: str) -> bool:
+    if path == "/":
+        return True
+    return (path.startswith("/") and not path.endswith(("/", "/.")) and "//" not in path and "/./" not in path
+            and "\0" not in path)
+
+
+def _private(path: Path | str) -> bool:
     try:
         st = os.lstat(path)
     except OSError:

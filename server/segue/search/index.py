@@ -15,7 +15,11 @@ Layout:
                                         session looked like when indexed), `hashes` (8 bytes per step) and
                                         `redacted_by` (which redaction its text went through, '' = unknown)
   probe(sources, data)                  what discovery looked at for that digest (segue.search.probe)
-  docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index
+  recency(sid, updated_at)              sessions' (sid, updated_at), kept by triggers: what a ranking joins every
+                                        matching step to, in a table of 9 bytes a row (sessions' rows hold the
+                                        hashes: the join costs twice as much there)
+  docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index << 2 | kind's
+                                        code (KIND_CODE): a --in filter is a test of the rowid FTS5 gives
 
 Incremental: a session whose key (its file's size and mtime, or for a database store its row's update time)
 is unchanged is not read at all. A changed one is streamed again and compared step by step with the stored
@@ -34,13 +38,13 @@ older index is rebuilt, with a message.
 
 from __future__ import annotations
 
+import _thread  # threading's own RLock, without importing threading (~0.6 ms of a CLI query)
 import contextlib
 import fcntl
 import math
 import os
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -62,11 +66,14 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: the step's kind in the rowid's low bits; the recency table
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
-STEP_BITS = 24  # rowid = sid << 24 | step index: a session's rows are one rowid range
-MAX_STEPS = (1 << STEP_BITS) - 1
+STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
+KIND_BITS = 2
+STEP_MASK = (1 << STEP_BITS) - 1
+MAX_STEPS = (1 << (STEP_BITS - KIND_BITS)) - 1
+KIND_CODE = {"request": 0, "message": 1, "command": 2, "file": 3}  # the indexed kinds (`_source`)
 # Caps as a brief uses them (segue.brief): requests and messages 8 KiB, commands 2000 characters, paths 1000.
 CAPS = {"request": 8 * 1024, "message": 8 * 1024, "command": 2000, "file": 1000}
 PARALLEL_MIN = 64  # changed sessions: fewer are indexed in this process (starting workers costs ~0.3 s)
@@ -82,6 +89,12 @@ CREATE TABLE sessions(
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
   UNIQUE(runtime, id));
 CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE recency(sid INTEGER PRIMARY KEY, updated_at REAL);
+CREATE TRIGGER recency_insert AFTER INSERT ON sessions BEGIN
+  INSERT INTO recency VALUES (new.sid, new.updated_at); END;
+CREATE TRIGGER recency_update AFTER UPDATE OF sid, updated_at ON sessions BEGIN
+  DELETE FROM recency WHERE sid = old.sid; INSERT INTO recency VALUES (new.sid, new.updated_at); END;
+CREATE TRIGGER recency_delete AFTER DELETE ON sessions BEGIN DELETE FROM recency WHERE sid = old.sid; END;
 CREATE VIRTUAL TABLE docs USING fts5(text, kind UNINDEXED, code UNINDEXED,
   tokenize="unicode61 remove_diacritics 2");
 INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
@@ -142,12 +155,13 @@ class RefreshStats:
 
 
 class SearchIndex:
-    def __init__(self, cache_dir: Path, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(self, cache_dir: Path | str, notice: Callable[[str], None] | None = None) -> None:
+        # a CLI query (segue.search.fast) gives a str: it never imports pathlib (~4 ms)
         self.dir = cache_dir
-        self.path = cache_dir / FILE_NAME
+        self.path = os.path.join(cache_dir, FILE_NAME) if isinstance(cache_dir, str) else cache_dir / FILE_NAME
         self.notice = notice or (lambda _msg: None)
         self._con: sqlite3.Connection | None = None
-        self._thread_lock = threading.RLock()
+        self._thread_lock = _thread.RLock()
         self._held = 0
         self.waited_for_lock = False  # whether taking `write_lock` last had to wait for another process
         self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
@@ -169,9 +183,9 @@ class SearchIndex:
         return self._con
 
     def existing(self) -> sqlite3.Connection | None:
-        """The index when it is there and valid, else None: never builds, rebuilds or creates anything."""
+        """The index when it is there and valid, else None: never builds, rebuilds or creates anything. (Without
+        FTS5 its docs table cannot be read: `_problem` finds it damaged, and the caller's full path says why.)"""
         if self._con is None:
-            check_fts5()
             if self._problem() is not None:
                 return None
             self._con = self._open()
@@ -185,10 +199,10 @@ class SearchIndex:
         return con
 
     def _problem(self) -> str | None:
-        if not self.path.exists():
+        if not os.path.exists(self.path):
             return "missing"
         try:
-            con = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, timeout=30.0)
+            con = sqlite3.connect(f"{file_uri(self.path)}?mode=ro", uri=True, timeout=30.0)
             try:
                 row = con.execute("SELECT value FROM meta WHERE key='built_by'").fetchone()
                 con.execute("SELECT 1 FROM docs LIMIT 1").fetchall()
@@ -245,7 +259,7 @@ class SearchIndex:
 
     @contextlib.contextmanager
     def _flock(self) -> Iterator[None]:
-        fd = os.open(self.dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(os.path.join(self.dir, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             self.waited_for_lock = False
             try:
@@ -442,7 +456,7 @@ class SearchIndex:
         if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
             base = sid << STEP_BITS
-            self._batch.add(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows],
+            self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
                              key, p.hashes, redacted_by))
             stats.steps_written += len(p.rows)
@@ -452,10 +466,10 @@ class SearchIndex:
         n_old = len(old) // 8
         base = sid << STEP_BITS
         if p.diverged is not None and n_old:
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.diverged, _last(sid)))
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (p.diverged << KIND_BITS), _last(sid)))
         elif p.diverged is None and p.steps < n_old:
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + p.steps, _last(sid)))
-        _insert(con, [(base + i, text, kind, code) for i, text, kind, code in p.rows])
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (p.steps << KIND_BITS), _last(sid)))
+        _insert(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows])
         stats.steps_written += len(p.rows)
         stats.steps_kept += p.kept
         kept_by = redacted_by if p.kept == 0 or old_by == redacted_by else ""
@@ -501,10 +515,11 @@ class SearchIndex:
                         continue
                     diverged = True
                     if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
-                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + i, _last(sid)))
+                        con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?",
+                                    (base + (i << KIND_BITS), _last(sid)))
                 doc = _doc(step, redact)
                 if doc is not None:
-                    rows.append((base + i, *doc))
+                    rows.append((_rowid(base, i, doc[1]), *doc))
                     if len(rows) >= ROWS_PER_FLUSH:
                         _insert(con, rows)
                         stats.steps_written += len(rows)
@@ -512,7 +527,7 @@ class SearchIndex:
         except FileNotFoundError:
             pass  # gone between listing and reading: indexed as far as it could be read
         if not diverged and n < n_old:  # fewer steps than before and the rest unchanged
-            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + n, _last(sid)))
+            con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (n << KIND_BITS), _last(sid)))
         _insert(con, rows)
         stats.steps_written += len(rows)
         title, label, cwd = shown_fields(s, redact)
@@ -590,10 +605,11 @@ class SearchIndex:
         _math(con)
         args: list[Any] = [match]
         # docs first (CROSS JOIN): the MATCH drives, sessions is one primary-key lookup per matching step
-        join, kind = _kind_filter(con, where)
-        src = f"FROM docs CROSS JOIN sessions s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
-        if where:
-            args += list(where)
+        join, kind, kind_args, by_rowid = _kind_filter(con, where)
+        # a step needs only its session's updated_at unless it is filtered by the session's runtime or directory
+        table = "sessions" if runtimes or cwds is not None or not _recency_enabled() else "recency"
+        src = f"FROM docs CROSS JOIN {table} s ON s.sid = docs.rowid >> 24{join} WHERE docs MATCH ?{kind}"
+        args += kind_args
         if runtimes:
             src += f" AND s.runtime IN ({','.join('?' * len(runtimes))})"
             args += list(runtimes)
@@ -609,8 +625,11 @@ class SearchIndex:
             con.execute("BEGIN")  # one snapshot for the steps and their sessions
         try:
             if limit is not None and phrases and _prune_enabled():
+                # kinds tested on the rowid alone: FTS5 counts the sessions without a session or kind read
+                on_session = bool(runtimes or since is not None or cwds is not None)
                 got = self._bounded(con, src, args, list(phrases), now, half_life_days, limit,
-                                    filtered=bool(where or runtimes or since is not None or cwds is not None))
+                                    filtered=on_session or bool(where and not by_rowid),
+                                    counted=(kind, kind_args) if by_rowid else ("", []))
                 if got is not None:
                     return got
             # the same arithmetic, in the same order, as the Python float expression of the rule (IEEE doubles)
@@ -622,7 +641,8 @@ class SearchIndex:
                 con.execute("COMMIT")
 
     def _bounded(self, con: sqlite3.Connection, src: str, args: list[Any], phrases: list[str], now: float,
-                 hl: float, limit: int, filtered: bool) -> tuple[list[Hit], int] | None:
+                 hl: float, limit: int, filtered: bool, counted: tuple[str, list[Any]] = ("", [])
+                 ) -> tuple[list[Hit], int] | None:
         """The page of `ranked` without the bm25 of every matching step, or None (then rank them all).
 
         FTS5's bm25 of a step is minus the sum over the query's phrases of idf × f(tf) × (k1 + 1) / (f(tf) + k1 ×
@@ -635,7 +655,8 @@ class SearchIndex:
 
         `filtered` (by kind or session): the count of matching sessions comes from the same pass (every matching
         step is read, the bm25 only of those recent enough), as a separate count would read each step's kind or
-        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step."""
+        session a second time; unfiltered, FTS5 counts them alone, cheaper than keeping every step, with
+        `counted` (condition, arguments) on the rowid alone: the kinds' filter."""
         inner = f"SELECT docs.rowid AS rid, bm25(docs) AS score, s.updated_at AS u {src}"
         match = args[0]
         rows = con.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", (match,)).fetchone()[0]
@@ -644,12 +665,12 @@ class SearchIndex:
         bound = _bm25_bound(con, phrases, rows if len(phrases) == 1 else None)
         if bound is None:
             return None
-        key = f"{_KEY}, -coalesce(u, 0.0), rid >> 24, score, rid"
         # the sample: matching steps among the first few of sessions active within a half life; a session's best
         # sampled step is no better than its best step, so the sample's limit-th score is no better than the
         # page's last
         sample = con.execute(f"WITH d AS MATERIALIZED ({inner} AND coalesce(s.updated_at, 0.0) >= ? AND "
-                             f"(docs.rowid & {MAX_STEPS}) < {PRUNE_SAMPLE_STEPS} LIMIT {PRUNE_SAMPLE_ROWS}) "
+                             f"(docs.rowid & {STEP_MASK}) < {PRUNE_SAMPLE_STEPS << KIND_BITS} "
+                             f"LIMIT {PRUNE_SAMPLE_ROWS}) "
                              f"SELECT min({_KEY}) FROM d GROUP BY rid >> 24",
                              [*args, now - hl * 86400.0, now, hl]).fetchall()
         worst = sorted(r[0] for r in sample)[limit - 1] if len(sample) >= limit else None
@@ -660,6 +681,29 @@ class SearchIndex:
             return None  # (cannot happen: the sample's own steps score above -BOUND × 2)
         age_days = hl * math.log2(1.0 / (ratio - 1.0))
         oldest = now - age_days * 86400.0 - 1.0  # a second earlier: when in doubt, rank it
+        if not filtered and _group_enabled():
+            # measured: Python's one pass beats SQLite's sort of the recent steps here (8k sessions, a very common
+            # word: 20k steps, -5 ms), not where every matching step is read (filtered, or no bound): there the
+            # per-row Python costs more than the sort saves
+            rows = con.execute(f"{inner} AND coalesce(s.updated_at, 0.0) >= ?", [*args, oldest])
+            ordered, total = _best_steps(rows, now, hl, limit)
+            best = {sid: (rid, score) for sid, rid, score, _k in ordered}
+            last = ordered[-1][3] if ordered else 0.0
+        else:
+            best, last, total = self._bounded_sql(con, src, inner, args, oldest, now, hl, limit, filtered)
+        factor = 1.0 + 0.5 ** ((max(0.0, now - oldest) / 86400.0) / hl)  # the factor of every excluded session
+        if len(best) < limit or not bound * factor < -last:
+            return None
+        if not filtered:
+            total = con.execute(f"SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?{counted[0]}",
+                                [match, *counted[1]]).fetchone()[0]
+        return self._page(con, best), total
+
+    @staticmethod
+    def _bounded_sql(con: sqlite3.Connection, src: str, inner: str, args: list[Any], oldest: float, now: float,
+                     hl: float, limit: int, filtered: bool) -> tuple[dict[int, tuple[int, float]], float, int]:
+        """_bounded's pass with SQLite sorting every step scored (SEGUE_SEARCH_GROUP=0: the reference)."""
+        key = f"{_KEY}, -coalesce(u, 0.0), rid >> 24, score, rid"
         if filtered:
             cur = con.execute(f"WITH d AS MATERIALIZED (SELECT docs.rowid AS rid, CASE WHEN coalesce(s.updated_at, "
                               f"0.0) >= ? THEN bm25(docs) END AS score, s.updated_at AS u {src}) SELECT rid, score, "
@@ -680,13 +724,7 @@ class SearchIndex:
                 if len(best) == limit:
                     break
         cur.close()
-        factor = 1.0 + 0.5 ** ((max(0.0, now - oldest) / 86400.0) / hl)  # the factor of every excluded session
-        if len(best) < limit or not bound * factor < -last:
-            return None
-        if not filtered:
-            total = con.execute("SELECT count(DISTINCT rowid >> 24) FROM docs WHERE docs MATCH ?",
-                                (match,)).fetchone()[0]
-        return self._page(con, best), total
+        return best, last, total
 
     @staticmethod
     def _within_cwds(con: sqlite3.Connection, within: Callable[[str | None], bool], match: str) -> list[str] | None:
@@ -751,6 +789,18 @@ class SearchIndex:
         return total
 
 
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def file_uri(path: str | os.PathLike[str]) -> str:
+    """Path(path).as_uri() of an absolute path, without pathlib: every byte but the unreserved ones and '/'
+    percent-encoded (tests/test_search_fast.py compares them)."""
+    raw = os.fspath(path)
+    if not os.path.isabs(raw):
+        raise ValueError("relative path can't be expressed as a file URI")
+    return "file://" + "".join(chr(c) if c in _URI_SAFE else f"%{c:02X}" for c in os.fsencode(raw))
+
+
 def sources_digest(sources: Sources) -> str:
     """The digest of every source's fingerprint; a str is such a digest already."""
     if isinstance(sources, str):
@@ -776,18 +826,27 @@ CWDS_MAX = 5000
 VARS_MAX = 900
 
 
-def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str]:
-    """(join, condition) keeping the steps of these kinds. FTS5 reads an UNINDEXED column of a matching row through
-    its own statement on the content table (every column of the row); reading `docs_content.c1` by its primary key
-    costs half that. Only when the content table is FTS5's as this schema creates it (id, then c0 = text, c1 =
-    kind, c2 = code); SEGUE_SEARCH_KIND_JOIN=0 always asks FTS5."""
+def _kind_filter(con: sqlite3.Connection, where: Sequence[str] | None) -> tuple[str, str, list[Any], bool]:
+    """(join, condition, its arguments, whether the condition is on the rowid alone) keeping the steps of these
+    kinds. The rowid carries the kind's code (KIND_CODE): testing it reads nothing more than FTS5 gives.
+    SEGUE_SEARCH_KIND_ROWID=0 reads the kind column instead: FTS5 reads an UNINDEXED column of a matching row
+    through its own statement on the content table (every column of the row); reading `docs_content.c1` by its
+    primary key costs half that. Only when the content table is FTS5's as this schema creates it (id, then c0 =
+    text, c1 = kind, c2 = code); SEGUE_SEARCH_KIND_JOIN=0 always asks FTS5 (the reference)."""
     if not where:
-        return "", ""
+        return "", "", [], False
     marks = ",".join("?" * len(where))
+    if os.environ.get("SEGUE_SEARCH_KIND_ROWID", "1") != "0" and all(k in KIND_CODE for k in where):
+        return "", f" AND (docs.rowid & {(1 << KIND_BITS) - 1}) IN ({marks})", [KIND_CODE[k] for k in where], True
     if os.environ.get("SEGUE_SEARCH_KIND_JOIN", "1") != "0" and [
             r[1] for r in con.execute("PRAGMA table_info(docs_content)")] == ["id", "c0", "c1", "c2"]:
-        return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})"
-    return "", f" AND docs.kind IN ({marks})"
+        return " CROSS JOIN docs_content c ON c.id = docs.rowid", f" AND c.c1 IN ({marks})", list(where), False
+    return "", f" AND docs.kind IN ({marks})", list(where), False
+
+
+def _recency_enabled() -> bool:
+    """SEGUE_SEARCH_RECENCY=0 joins the steps to `sessions` itself (the reference)."""
+    return os.environ.get("SEGUE_SEARCH_RECENCY", "1") != "0"
 
 
 def _dir_sql_enabled() -> bool:
@@ -804,6 +863,46 @@ def _keep(hits: list[Hit], within: Callable[[str | None], bool]) -> list[Hit]:
         if seen[h.cwd]:
             kept.append(h)
     return kept
+
+
+def _group_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_GROUP", "1") != "0"
+
+
+def _best_steps(rows: Iterable[tuple[int, float | None, float | None]], now: float, hl: float, limit: int | None
+                ) -> tuple[list[tuple[int, int, float, float]], int]:
+    """What `ORDER BY _KEY, -coalesce(u, 0.0), rid >> 24, score, rid`, keeping each session's first step, gives
+    (ranked's rule), without SQLite sorting every matching step: ([(sid, rid, score, key)…] best first, at most
+    `limit`; how many sessions the rows hold). rows: (rowid, bm25 or None, the session's updated_at); a None score
+    is counted, never ranked. The key is positive per session and monotonic in the score, so a session's first
+    step is its lowest score (then rowid), and sessions rank by that step's key, computed as _KEY computes it:
+    the same IEEE double operations in the same order, with libm's pow as SQLite's (or `_math`'s) pow. Ties go as
+    in SQL: the more recent, then the lower sid (unique). SEGUE_SEARCH_GROUP=0 lets SQLite sort (the reference;
+    tests/test_search_rank.py compares them)."""
+    best: dict[int, tuple[int, float, float | None]] = {}
+    seen: set[int] = set()
+    get = best.get
+    for rid, score, u in rows:
+        sid = rid >> STEP_BITS
+        if score is None:
+            seen.add(sid)
+            continue
+        b = get(sid)
+        if b is None or score < b[1] or (score == b[1] and rid < b[0]):
+            best[sid] = (rid, score, u)
+    pw = math.pow
+    keyed = []
+    for sid, (rid, score, u) in best.items():
+        v = 0.0 if u is None else u
+        keyed.append((score * (1.0 + pw(0.5, (max(0.0, now - v) / 86400.0) / hl)), -v, sid, rid, score))
+    if limit is not None and limit < len(keyed):
+        import heapq
+
+        keyed = heapq.nsmallest(limit, keyed)
+    else:
+        keyed.sort()
+    seen.update(best)
+    return [(sid, rid, score, k) for k, _v, sid, rid, score in keyed], len(seen)
 
 
 def _prune_enabled() -> bool:
@@ -851,7 +950,16 @@ def _math(con: sqlite3.Connection) -> None:
 
 
 def _last(sid: int) -> int:
-    return (sid << STEP_BITS) | MAX_STEPS
+    return (sid << STEP_BITS) | STEP_MASK
+
+
+def _rowid(base: int, i: int, kind: str) -> int:
+    return base + (i << KIND_BITS) + KIND_CODE[kind]
+
+
+def step_of(rowid: int) -> int:
+    """The step index (0-based) a docs rowid names."""
+    return (rowid & STEP_MASK) >> KIND_BITS
 
 
 def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]]) -> None:

@@ -15,6 +15,7 @@ next query searches it); this form only makes each one cheaper to check.
 from __future__ import annotations
 
 import marshal
+import operator
 import os
 
 from segue.replay import (
@@ -24,7 +25,6 @@ from segue.replay import (
     _link_sig,
     _read_sig,
     _real_sig,
-    _sig,
     _stat_sig,
     blake2b,
     env_digest,
@@ -50,6 +50,10 @@ def __getattr__(name: str) -> Any:
 
         return getattr(probe, name)
     raise AttributeError(name)
+
+
+# replay._sig as one C call (the same tuple: tests/test_search_fast.py), not a Python frame per path
+_SIG = operator.attrgetter("st_mode", "st_ino", "st_size", "st_mtime_ns")
 
 
 def enabled() -> bool:
@@ -111,7 +115,7 @@ def fresh(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
     if len(paths) != count:
         return False
     try:
-        now = list(map(_sig, map(_STAT, paths)))  # the recording's own signature, one stat per path
+        now = list(map(_SIG, map(_STAT, paths)))  # the recording's own signature, one stat per path
     except (OSError, ValueError, TypeError):
         return False  # a path that was there is gone (or unreadable): changed
     if _sigs_digest(now) != sigs:

@@ -40,20 +40,26 @@ def enabled() -> bool:
 
 def rules_digest() -> str | None:
     """The redaction code as this process would run it (every module of segue.redact, and the Python)."""
-    from pathlib import Path
-
-    d = Path(__file__).resolve().parent.parent / "redact"
+    # os.path, not pathlib (~4 ms of a CLI query): Path(__file__).resolve().parent.parent / "redact"
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "redact")
     h = blake2b(digest_size=16)
     h.update(f"{sys.version}\0{__version__}\0".encode())
     try:
-        names = sorted(p.name for p in d.iterdir() if p.suffix == ".py")
+        names = sorted(n for n in os.listdir(d) if _py_suffix(n))
         if not names:
             return None
         for n in names:
-            h.update(n.encode() + b"\0" + (d / n).read_bytes() + b"\0")
+            with open(os.path.join(d, n), "rb") as f:
+                h.update(n.encode() + b"\0" + f.read() + b"\0")
     except OSError:
         return None
     return h.hexdigest()
+
+
+def _py_suffix(name: str) -> bool:
+    """Path(name).suffix == ".py" for a file name."""
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:] == ".py"
 
 
 def _digest(salt: str, recipe: dict[str, Any], environ: Mapping[str, str]) -> str:
