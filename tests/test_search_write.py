@@ -31,6 +31,30 @@ CONTROLS = [chr(c) for c in range(0x00, 0xA1)] + ["\r\n", "\x1b[31m", "\x1b]0;ti
 PLAIN = ["git status", "make test", "ünïcødé 日本 ✓", "tab\there", "line\nnext", "  ", "\u2028", "\ufffd", "é"]
 
 
+def _two_part_hash(step: Step) -> bytes:
+    """The step hash as it was first written (two updates): stored hashes must stay comparable."""
+    h = I.blake2b(digest_size=8)
+    h.update(f"{step.kind}\0{step.exit_code}\0{step.path}\0".encode("utf-8", "surrogatepass"))
+    h.update(step.text.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def test_step_hash_is_the_two_part_hash() -> None:
+    rng = random.Random(7)
+    alphabet = ["a", " ", "\0", "\n", "é", "\u2591", "\U0001f600", "\ud83d", "\ude00", "\udfff", "\x1b"]
+    steps = [Step("command", text="", path=None, exit_code=None), Step("edit", text="x", path="\ud83d", exit_code=0)]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        path = rng.choice([None, "", "/a/\ude00", text[:3]])
+        steps.append(Step(rng.choice(["request", "message", "command", "edit", "tool"]), text=text, path=path,
+                          exit_code=rng.choice([None, 0, 1, -9])))
+    for step in steps:
+        assert I._hash(step) == _two_part_hash(step)
+    # negative control: a hash without the separator after the path differs
+    moved = Step("command", text="b", path="a", exit_code=None)
+    assert I._hash(moved) != I._hash(Step("command", text="", path="ab", exit_code=None))
+
+
 def test_cleaned_is_clean_on_every_character_it_acts_on() -> None:
     rng = random.Random(17)
     texts = [*CONTROLS, *PLAIN, *(p + c + p for c in CONTROLS for p in ("a", "word "))]
@@ -120,19 +144,24 @@ def test_distinct_texts_redacted_once_give_the_plain_redaction(seed: int, budget
     sessions = _sessions(seed)
     computed: list[int] = []
     asked: list[int] = []
-    real, through = B._Session._plain, B._Session._through
+    real, text_of, redact = B._Session._plain, B._Session.text_of, B._Session.redact
 
     def counted(self: Any, text: str, cap: int) -> str:
         computed.append(1)
         return real(self, text, cap)
 
-    def asked_for(self: Any, *args: Any) -> Any:
+    def asked_text(self: Any, *args: Any) -> Any:  # what is asked, remembered or not
         asked.append(1)
-        return through(self, *args)
+        return text_of(self, *args)
+
+    def asked_redact(self: Any, *args: Any) -> Any:
+        asked.append(1)
+        return redact(self, *args)
 
     expected = _plain(red, sessions)
     monkeypatch.setattr(B._Session, "_plain", counted)
-    monkeypatch.setattr(B._Session, "_through", asked_for)
+    monkeypatch.setattr(B._Session, "text_of", asked_text)
+    monkeypatch.setattr(B._Session, "redact", asked_redact)
     got = _distinct(Distinct(red, budget=budget), sessions)
     assert got == expected
     rows = [r[1] for p in expected for r in p.rows]

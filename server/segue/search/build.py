@@ -144,6 +144,10 @@ class _Session:
 
     def text_of(self, kind: str, text: str) -> str | None:
         """index.indexed_text(kind, text, self's plain redaction)."""
+        if self._fresh:  # `_through`'s lookup, inlined: most steps of a build are a text met before
+            hit = self._d._memo.get((kind, text), _MISSING)
+            if hit is not _MISSING:
+                return hit  # type: ignore[no-any-return]
         from segue.search.index import indexed_text
 
         return self._through((kind, text), text, lambda: indexed_text(kind, text, self._plain))

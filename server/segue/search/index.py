@@ -1036,10 +1036,10 @@ def safe_text(text: str) -> str:
 
 
 def _hash(step: Step) -> bytes:
-    h = blake2b(digest_size=8)
-    h.update(f"{step.kind}\0{step.exit_code}\0{step.path}\0".encode("utf-8", "surrogatepass"))
-    h.update(step.text.encode("utf-8", "surrogatepass"))
-    return h.digest()
+    # one encode of the joined text: the same bytes as encoding both parts (the "\0" ends the first, so no
+    # surrogate pair spans them; surrogatepass encodes each code point on its own anyway)
+    return blake2b(f"{step.kind}\0{step.exit_code}\0{step.path}\0{step.text}".encode("utf-8", "surrogatepass"),
+                   digest_size=8).digest()
 
 
 # Every character quote.clean changes or removes: \r, NUL, the control characters it strips, and every escape
