@@ -26,6 +26,7 @@ from tests.test_warm_patch import (
     kept_all,
     new_claude_session,
     new_subagent,
+    opencode_child,
     reference,
     subagent_gone,
 )
@@ -100,16 +101,36 @@ def codex_title_index(root: Path) -> None:
     (root / "codex" / "home" / ".codex" / "session_index.jsonl").write_text("")
 
 
+def gemini_append(root: Path) -> None:
+    """A main session file and a subagent's grow by a copy of their last record."""
+    chats = sorted((root / "gemini").rglob("chats"))
+    files = [f for c in chats for f in sorted(c.rglob("*.jsonl"))]
+    for f in (files[0], next(f for f in files if f.parent.name != "chats")):
+        lines = f.read_text().splitlines()
+        with open(f, "a") as w:
+            w.write(lines[-1] + "\n")
+
+
+def opencode_wal_appears(root: Path) -> None:
+    """Rows move and a -wal appears beside the database (an empty one: what SQLite reads as no frames)."""
+    store_changes.rename_opencode_sessions(root, bump_time=True)
+    db = next((root / "opencode").rglob("opencode*.db"))
+    Path(str(db) + "-wal").write_bytes(b"")
+
+
 TAKEN: list[Callable[[Path], None]] = [
     lambda r: store_changes.append_claude_reply(r, "grown in place"), claude_later, subagent_append,
-    subagent_meta, codex_append, claude_and_codex]
-TAKEN_IDS = ["claude_append", "claude_later", "subagent_append", "subagent_meta", "codex_append", "claude_and_codex"]
+    subagent_meta, codex_append, claude_and_codex, gemini_append]
+TAKEN_IDS = ["claude_append", "claude_later", "subagent_append", "subagent_meta", "codex_append", "claude_and_codex",
+             "gemini_append"]
 REFUSED: list[Callable[[Path], None]] = [
     new_claude_session, new_subagent, subagent_gone, store_changes.remove_rollout, store_changes.new_project,
-    claude_replaced, claude_dir_renamed, codex_title_index,
-    lambda r: store_changes.rename_opencode_sessions(r, bump_time=True)]
+    claude_replaced, claude_dir_renamed, codex_title_index, opencode_wal_appears, store_changes.cline_session,
+    store_changes.gemini_project_root, lambda r: store_changes.rename_opencode_sessions(r, bump_time=True),
+    opencode_child]
 REFUSED_IDS = ["claude_new", "new_subagent", "subagent_gone", "removed_rollout", "new_project", "replaced",
-               "dir_renamed", "codex_title_index", "opencode_rows"]
+               "dir_renamed", "codex_title_index", "opencode_wal", "cline_dir", "gemini_project_root",
+               "opencode_rows_journal", "opencode_child_journal"]  # (a rollback journal came and went: the folder)
 
 
 def _check(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None], refound: list[tuple[str, bool]],
@@ -145,6 +166,28 @@ def test_any_other_change_is_discovered_again(root: Path, monkeypatch: pytest.Mo
     kept_all(monkeypatch)
     change(root)
     _check(root, monkeypatch, spy, refound, taken=False)
+
+
+def test_a_growing_wal_is_not_discovered_again(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None],
+                                              refound: list[tuple[str, bool]]) -> None:
+    """OpenCode running: its database in WAL mode, the -wal there all along and written to (the folder as it was)."""
+    import sqlite3
+
+    db = next((root / "opencode").rglob("opencode*.db"))
+    con = sqlite3.connect(db)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("UPDATE session SET title = title || ' (1)'")
+        con.commit()
+        kept_all(monkeypatch)
+        con.execute("UPDATE session SET title = title || ' (2)', time_updated = time_updated + 1000")
+        con.commit()
+        _check(root, monkeypatch, spy, refound, taken=True)
+        con.execute("UPDATE session SET title = title || ' (3)'")
+        con.commit()
+        _check(root, monkeypatch, spy, refound, taken=True)
+    finally:
+        con.close()
 
 
 def test_the_new_probe_notices_the_next_change(root: Path, monkeypatch: pytest.MonkeyPatch, spy: list[int | None],
@@ -187,7 +230,7 @@ def _discovered(runtime: str) -> dict[str, Any]:
 @pytest.mark.parametrize("runtime,change", [("claude", lambda r: store_changes.append_claude_reply(r, "x")),
                                             ("claude", subagent_append), ("claude", subagent_meta),
                                             ("claude", claude_and_codex), ("codex", codex_append),
-                                            ("codex", claude_and_codex)])
+                                            ("codex", claude_and_codex), ("gemini", gemini_append)])
 def test_refingerprint_is_what_discovery_finds(root: Path, runtime: str, change: Callable[[Path], None]) -> None:
     from segue import probe
 
