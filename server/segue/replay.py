@@ -96,6 +96,9 @@ def moved_files(parts: Any) -> set[str] | None:
     went, was replaced or changed type, a directory's listing, a link, a resolved path or a read file's content.
     What segue.patch needs to keep a runtime's sources without discovering them again."""
     stats, dirs, links, real, reads = parts
+    for path, sig in dirs:  # first: a listing that changed (a file added or gone) is the usual refusal
+        if _dir_sig(path) != sig:
+            return None
     out: set[str] = set()
     for (path, follow), sig in stats:
         now = _stat_sig(path, follow)
@@ -104,9 +107,6 @@ def moved_files(parts: Any) -> set[str] | None:
                     or (sig[0] & 0o170000) != 0o100000:  # (S_ISREG, without importing stat)
                 return None
             out.add(path)
-    for path, sig in dirs:
-        if _dir_sig(path) != sig:
-            return None
     if not (all(_link_sig(path) == sig for path, sig in links)
             and all(_real_sig(path) == sig for path, sig in real)
             and all(_read_sig(path) == sig for path, sig in reads)):
