@@ -215,10 +215,24 @@ def test_a_wrong_hook_is_caught(root: Path, monkeypatch: pytest.MonkeyPatch, spy
     """The control: a hook that names no moved source keeps the old summary, and the comparison sees it."""
     kept_all(monkeypatch)
     change(root)
-    monkeypatch.setattr(type(reader_for(runtime, Env.from_os())), "refingerprint", lambda self, moved, known: [])
+    monkeypatch.setattr(type(reader_for(runtime, Env.from_os())), "refingerprint",
+                        lambda self, moved, known: [os.stat(p) for p in moved] and [])
     got = quick(monkeypatch, ["list", "--json"])
     assert spy == [0] and got is not None
     assert got != reference(root, monkeypatch, ["list", "--json"])
+
+
+def test_a_hook_that_leaves_a_moved_file_unwatched_is_refused(root: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              spy: list[int | None]) -> None:
+    """A moved file the hook did not stat would be missing from the new probe: the full path answers."""
+    from segue.stores.claude.discovery import Discovery
+
+    kept_all(monkeypatch)
+    claude_later(root)
+    monkeypatch.setattr(Discovery, "refingerprint", lambda self, moved, known: [])
+    got = quick(monkeypatch, ["list", "--json"])
+    assert spy == [None] and got is None
+    assert full(monkeypatch, ["list", "--json"]) == reference(root, monkeypatch, ["list", "--json"])
 
 
 # -- the hook and the replay, against discovery ------------------------------------------------------------------

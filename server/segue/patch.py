@@ -556,13 +556,16 @@ class _Patch:
         rec = probe._ACTIVE[0] if probe._ACTIVE else None
         if rec is None:
             return None
-        rec.seed(runtime, parts, files)
+        left_out = rec.seed(runtime, parts, files)
         with probe.observe(runtime):
             reader = listing.reader_for(runtime, env)
             found = reader.refingerprint(files, known)
         if found is None:
             rec._groups.pop(runtime, None)  # (seeded: the discovery below notes its own, from nothing)
             return None
+        stats = rec._groups[runtime][0]
+        if not all(k in stats for k in left_out):
+            raise _Refused()  # a moved file the hook did not stat again: the new probe would not watch it
         moved: dict[str, Any] = {}
         for src in found:
             k = f"{src.runtime}\0{src.path}"
