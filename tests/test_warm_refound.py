@@ -293,3 +293,46 @@ def test_the_full_path_is_untouched(root: Path, monkeypatch: pytest.MonkeyPatch)
     store_changes.append_claude_reply(root, "full")
     monkeypatch.setenv("SEGUE_WARM", "0")
     assert full(monkeypatch, ["list", "--json"]) == reference(root, monkeypatch, ["list", "--json"])
+
+
+@pytest.mark.parametrize("runtime", ["opencode", "cline"])
+def test_refingerprint_of_a_growing_wal_is_what_discovery_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                runtime: str) -> None:
+    """A database in WAL mode, held open by its writer (the -wal there all along): each commit moves the -wal in
+    place, and the hook's source is discovery's (Cline's first database fingerprints its sessions folder too)."""
+    import shutil
+    import sqlite3
+
+    from segue import probe
+
+    fixtures = Path(__file__).parent / "fixtures" / "real"
+    home = tmp_path / "home"
+    shutil.copytree(fixtures / runtime / "live-capture" / "home", home)
+    for k in list(os.environ):
+        if k.startswith(("CLINE_", "OPENCODE_", "XDG_")):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(home))
+    db = next(p for p in home.rglob("*.db") if p.name in ("opencode.db", "sessions.db"))
+    table = "session" if runtime == "opencode" else "sessions"
+    con = sqlite3.connect(db)
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute(f"CREATE TABLE IF NOT EXISTS segue_test_{table} (n INTEGER)")
+        con.commit()
+        for n in range(3):
+            with probe.recording() as rec:
+                before = _discovered(runtime)
+            parts = [sorted(d.items()) for d in rec.merged()]  # type: ignore[union-attr]
+            con.execute(f"INSERT INTO segue_test_{table} VALUES (?)", (n,))
+            con.commit()
+            moved = replay.moved_files(parts)
+            assert moved and str(db) + "-wal" in moved
+            got = reader_for(runtime, Env.from_os()).refingerprint(moved, set(before))
+            now = _discovered(runtime)
+            assert set(now) == set(before)
+            changed = {p: s for p, s in now.items() if s != before[p]}
+            assert changed and got is not None and {s.path: s for s in got} == changed
+    finally:
+        con.close()
+    # the control: with the writer gone, SQLite folds the -wal in and removes it (the folder changes)
+    assert replay.moved_files(parts) is None
