@@ -263,6 +263,11 @@ _TOP_KEY = operator.attrgetter("sort_time", "id")
 _KEY = operator.attrgetter("runtime", "id")
 
 
+def refound_enabled() -> bool:
+    """SEGUE_WARM_REFOUND=0: a changed runtime is always discovered again (Patch._refound off)."""
+    return os.environ.get("SEGUE_WARM_REFOUND", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def _fast() -> bool:
     """SEGUE_FAST_PATHS=0 orders the patch through the reference code (Listing.groups) in every case."""
     return os.environ.get("SEGUE_FAST_PATHS", "1").strip().lower() not in ("0", "off", "false", "no")
@@ -422,24 +427,29 @@ class _Patch:
                  listing: Any, probe: Any) -> tuple[list[_Meta], list[tuple[str, Any]], dict[str, Any]]:
         """The runtime's sessions now: the kept ones (their metas, `by_key`: the table's sessions of this
         runtime) and the ones read again (source key, a copy to decorate), with the runtime's sources."""
-        with probe.observe(runtime):
-            reader = listing.reader_for(runtime, env)
-            reader.locations()
-            found = list(reader.sources())
         mine = marshal.loads(self.sources[runtime])
         if not isinstance(mine, dict) or any(k.partition("\0")[0] != runtime for k in mine):
             raise _Refused()
-        seen: set[str] = set()
-        same: list[Any] = []
-        moved: list[Any] = []
-        for src in found:
-            k = f"{src.runtime}\0{src.path}"
-            if k in seen:
-                raise _Refused()  # a source discovered twice: the full path's de-duplication decides it
-            seen.add(k)
-            old = mine.get(k)
-            (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
-        gone = [k for k in mine if k not in seen]
+        refound = self._refound(runtime, env, mine, listing, probe)
+        if refound is not None:
+            reader, same, moved = refound
+            gone: list[str] = []
+        else:
+            with probe.observe(runtime):
+                reader = listing.reader_for(runtime, env)
+                reader.locations()
+                found = list(reader.sources())
+            seen: set[str] = set()
+            same = []
+            moved = []
+            for src in found:
+                k = f"{src.runtime}\0{src.path}"
+                if k in seen:
+                    raise _Refused()  # a source discovered twice: the full path's de-duplication decides it
+                seen.add(k)
+                old = mine.get(k)
+                (same if old is not None and old[0] == src.fingerprint else moved).append((k, src))
+            gone = [k for k in mine if k not in seen]
         if moved:
             from segue import recache
 
@@ -526,6 +536,46 @@ class _Patch:
                 raise _Refused()
         keep += [m for sk, m in by_key.items() if m.source is None and sk not in single and sk not in cands]
         return keep, fresh, out_sources
+
+    def _refound(self, runtime: str, env: Any, mine: dict[str, Any], listing: Any, probe: Any
+                 ) -> tuple[Any, list[Any], list[Any]] | None:
+        """The runtime's sources without a discovery, when its kept probe group shows only regular files
+        that moved in place (replay.moved_files) and its reader can say which sources those fingerprint
+        (Reader.refingerprint): (reader, unchanged sources as (key, None), moved ones as (key, source)). The
+        new probe group is the kept one with those files' stats taken again. None: discover again (no group,
+        anything else changed, a reader without the hook, SEGUE_WARM_REFOUND=0)."""
+        if not refound_enabled():
+            return None
+        parts = next((p for g, *p in self.old_groups[2] if g == runtime), None)
+        if parts is None:
+            return None
+        files = replay.moved_files(parts)
+        if files is None:
+            return None
+        known = {k.partition("\0")[2] for k in mine}
+        rec = probe._ACTIVE[0] if probe._ACTIVE else None
+        if rec is None:
+            return None
+        left_out = rec.seed(runtime, parts, files)
+        with probe.observe(runtime):
+            reader = listing.reader_for(runtime, env)
+            found = reader.refingerprint(files, known)
+        if found is None:
+            rec._groups.pop(runtime, None)  # (seeded: the discovery below notes its own, from nothing)
+            return None
+        stats = rec._groups[runtime][0]
+        if not all(k in stats for k in left_out):
+            raise _Refused()  # a moved file the hook did not stat again: the new probe would not watch it
+        moved: dict[str, Any] = {}
+        for src in found:
+            k = f"{src.runtime}\0{src.path}"
+            old = mine.get(k)
+            if old is None or k in moved:
+                raise _Refused()  # (the hook names only sources the last discovery yielded, each once)
+            if old[0] != src.fingerprint:
+                moved[k] = src
+        same = [(k, None) for k in mine if k not in moved]
+        return reader, same, list(moved.items())
 
     def _decorate(self, fresh: list[Any], state: Any, changed: list[str], env: Any, listing: Any, probe: Any,
                   old_links: list[Any]) -> None:

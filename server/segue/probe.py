@@ -109,6 +109,21 @@ class Recording:
         self.group = group
         return prev
 
+    def seed(self, group: str, parts: Any, fresh: set[str]) -> list[Any]:
+        """Start `group` with a kept probe group's observations (sorted item lists), leaving out the stats of
+        the `fresh` paths: the next stat of one of those is noted as it is then (the others keep what was seen
+        before, which a replay has just found unchanged). Returns the stat keys left out."""
+        prev = self.select(group)
+        stats, dirs, links, real, reads = parts
+        self.stats.update((k, v) for k, v in stats if k[0] not in fresh)
+        out = [k for k, _v in stats if k[0] in fresh]
+        self.dirs.update(dirs)
+        self.links.update(links)
+        self.real.update(real)
+        self.reads.update(reads)
+        self.select(prev)
+        return out
+
     def merged(self) -> tuple[dict[Any, Any], ...] | None:
         """Every group's observations in one (None when two groups saw one path differently: it changed
         during the pass)."""

@@ -90,6 +90,30 @@ def _same(stats: Any, dirs: Any, links: Any, real: Any, reads: Any) -> bool:
             and all(_read_sig(path) == sig for path, sig in reads))
 
 
+def moved_files(parts: Any) -> set[str] | None:
+    """The regular files whose size or mtime moved in place (same mode, same inode) among one probe group's
+    observations (`groups_of`' parts); None when anything else would be seen otherwise now: a path appeared,
+    went, was replaced or changed type, a directory's listing, a link, a resolved path or a read file's content.
+    What segue.patch needs to keep a runtime's sources without discovering them again."""
+    stats, dirs, links, real, reads = parts
+    for path, sig in dirs:  # first: a listing that changed (a file added or gone) is the usual refusal
+        if _dir_sig(path) != sig:
+            return None
+    out: set[str] = set()
+    for (path, follow), sig in stats:
+        now = _stat_sig(path, follow)
+        if now != sig:
+            if type(sig) is not tuple or type(now) is not tuple or sig[:2] != now[:2] \
+                    or (sig[0] & 0o170000) != 0o100000:  # (S_ISREG, without importing stat)
+                return None
+            out.add(path)
+    if not (all(_link_sig(path) == sig for path, sig in links)
+            and all(_real_sig(path) == sig for path, sig in real)
+            and all(_read_sig(path) == sig for path, sig in reads)):
+        return None
+    return out
+
+
 def groups_of(blob: bytes) -> Any:
     """(env digest, names, [(group, stats, dirs, links, real, reads)…]) of a `Recording.dump_groups()` blob;
     None when damaged."""

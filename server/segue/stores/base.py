@@ -90,6 +90,15 @@ class Reader(ABC):
     def sources(self) -> Iterator[Source]:
         """Cheap discovery: stat only, no parsing. Each source yields sessions via `summarize`."""
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        """The sources `sources()` would yield now whose fingerprint holds one of the `moved` paths, when
+        nothing the last discovery observed changed but those regular files' sizes and mtimes (in place: same
+        inode; every directory listing, link and read file as it was; `known`: the paths of the sources it
+        yielded). segue.patch uses it instead of discovering again. A reader overrides it only where its
+        `sources()` decides which sources exist, their paths and kinds without reading a file's size or mtime
+        (those go into fingerprints alone). None (the default): discover again."""
+        return None
+
     @abstractmethod
     def summarize(self, source: Source) -> list[Session]:
         """Read one source's sessions from heads and tails (never whole transcripts).

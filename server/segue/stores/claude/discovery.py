@@ -83,6 +83,29 @@ class Discovery(Reader):
             elif is_dir(e):
                 yield from self._subagent_sources(e.path, depth + 1)
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        # a source's kind and its fingerprint's paths follow from where it is under its root's projects/ (what
+        # sources() walks): <proj>/<file>.jsonl at the top, <proj>/<session>/subagents/…/agent-*.jsonl below
+        tops = [str(root / "projects") + os.sep for root, _prio in self._existing_roots()]
+        out: dict[str, Source] = {}
+        for p in sorted(moved):
+            path = p[: -len(".meta.json")] + ".jsonl" if p.endswith(".meta.json") else p
+            under = [t for t in tops if path.startswith(t)]
+            if path not in known or len(under) != 1:
+                return None
+            rest = path[len(under[0]):].split(os.sep)
+            name = rest[-1]
+            if len(rest) == 2 and p == path and name.endswith(".jsonl"):
+                kind = KIND_AGENT if name.startswith("agent-") else KIND_SESSION
+                out[path] = Source(RUNTIME, path, fingerprint(path), kind)
+            elif len(rest) >= 4 and rest[2] == "subagents" and name.startswith("agent-") and name.endswith(".jsonl"):
+                if path not in out:
+                    out[path] = Source(RUNTIME, path, fingerprint(path, path[: -len(".jsonl")] + ".meta.json"),
+                                       KIND_SUBAGENT)
+            else:
+                return None  # a moved file no source of this layout is fingerprinted by
+        return list(out.values())
+
     # ---- summaries --------------------------------------------------------------------------------------
 
     def _priority(self, path: str) -> int:

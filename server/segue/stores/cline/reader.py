@@ -147,6 +147,22 @@ class ClineReader(Reader):
         for root, flavor in self.legacy_roots():
             yield from legacy_sources(str(root), flavor)
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        # a database (or its -wal, there before and now) that grew: its source as sources() builds it (the
+        # first one's fingerprint holds the sessions folder's too); a session folder's files: a discovery
+        dbs = [str(db) for db in self.db_paths() if os.path.lexists(db)]
+        out: dict[str, Source] = {}
+        for p in sorted(moved):
+            db = p[:-4] if p.endswith("-wal") and p[:-4] in dbs else p
+            if db not in dbs or db not in known:
+                return None
+            if db not in out:
+                if db == dbs[0]:
+                    out[db] = Source(RUNTIME, db, sqlite_fingerprint(db) + fingerprint(self.sessions_dir()), "sdk-db")
+                else:
+                    out[db] = Source(RUNTIME, db, sqlite_fingerprint(db), "sdk-db:rows-only")
+        return list(out.values())
+
     def summarize(self, source: Source) -> list[Session]:
         return with_branch_now(self._summarize(source))
 

@@ -91,6 +91,22 @@ class CodexReader(Reader):
                 kind = ("archived-" if archived else "") + ("rollout-zst" if path.endswith(".zst") else "rollout")
                 yield Source(RUNTIME, path, fingerprint(path) + index_fp, kind)
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        # each rollout's fingerprint is its own stat and the title index's (a moved index: every source moves,
+        # left to a discovery); its kind follows from its top directory and its name
+        tops = [(str(top) + os.sep, archived) for top, archived in self._dirs()]
+        out: list[Source] = []
+        index_fp: tuple[Any, ...] | None = None
+        for path in sorted(moved):
+            under = [archived for top, archived in tops if path.startswith(top)]
+            if path not in known or len(under) != 1:
+                return None
+            if index_fp is None:
+                index_fp = fingerprint(self.root / "session_index.jsonl")
+            kind = ("archived-" if under[0] else "") + ("rollout-zst" if path.endswith(".zst") else "rollout")
+            out.append(Source(RUNTIME, path, fingerprint(path) + index_fp, kind))
+        return out
+
     # -- names
 
     def names(self) -> dict[str, str]:

@@ -138,6 +138,24 @@ class GeminiReader(Reader):
                     around = side[parent] = fingerprint(parent, project_root)
                 yield Source(RUNTIME, path, fingerprint(path) + around + pmap_fp, kind)
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        # a session file's kind and directory follow from its depth under tmp/ (<project>/chats/<file>, or
+        # <project>/chats/<subagent dir>/<file>); .project_root, projects.json or a directory: a discovery
+        tmp = str(self.gemini_dir() / "tmp") + os.sep
+        pmap_fp: tuple[Any, ...] | None = None
+        out: list[Source] = []
+        for path in sorted(moved):
+            rest = path[len(tmp):].split(os.sep) if path.startswith(tmp) else []
+            if path not in known or len(rest) not in (3, 4) or rest[1] != "chats" or "." not in rest[-1]:
+                return None
+            parent = os.path.dirname(path)
+            kind = ("main-" if len(rest) == 3 else "subagent-") + rest[-1].rsplit(".", 1)[1]
+            if pmap_fp is None:
+                pmap_fp = fingerprint(self.gemini_dir() / "projects.json")
+            around = fingerprint(parent, os.path.join(tmp + rest[0], ".project_root"))
+            out.append(Source(RUNTIME, path, fingerprint(path) + around + pmap_fp, kind))
+        return out
+
     def _project_roots(self, projects: list[os.DirEntry[str]]) -> dict[str, str]:
         """slug dir name -> project root from its `.project_root` (tiny files, read once per listing)."""
         out: dict[str, str] = {}

@@ -142,6 +142,18 @@ class OpencodeReader(Reader):
                              fingerprint(os.path.join(info, f),
                                          os.path.join(pdir, "storage", "session", "message", ses)), "e0")
 
+    def refingerprint(self, moved: set[str], known: set[str]) -> list[Source] | None:
+        # a database (or its -wal, there before and now) that grew: its one source; a session file is left to a
+        # discovery
+        dbs = {str(db) for db in self._db_paths()}
+        out: dict[str, Source] = {}
+        for p in sorted(moved):
+            db = p[:-4] if p.endswith("-wal") and p[:-4] in dbs else p
+            if db not in dbs or db not in known:
+                return None
+            out.setdefault(db, Source(RUNTIME, db, sqlite_fingerprint(db), "db"))
+        return list(out.values())
+
     # ---------------------------------------------------------------------------------------- summaries
 
     def summarize_delta(self, source: Source, previous: list[Session] | None, state: Any
