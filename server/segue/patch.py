@@ -129,9 +129,11 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: Any
             return other, None
         return printed[i], (items[i] if items is not None else i)
 
-    # the best candidate (rank, source key, session) of each session key, in order of first appearance, and the
-    # keys whose best rank is shared (listing._keep would keep the first found: the table cannot say which)
-    best: dict[tuple[str, str], tuple[Any, str, Any]] = {}
+    # The best candidate of each session key: runtime -> id -> the session (the rule: found in one source, the
+    # one being read when its key first appears), or (source key, session) once another source holds it too;
+    # and the keys whose best rank is shared (listing._keep would keep the first found: the table cannot say
+    # which). No tuple per session: the ids are the sessions' own strings, ranks are compared when a key repeats.
+    best: dict[str, dict[str, Any]] = {}
     tied: set[tuple[str, str]] = set()
     for key, e in cache.entries.items():
         if key.partition("\0")[0] not in scanned:
@@ -139,16 +141,28 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: Any
         if not isinstance(e[1], list) or e[2]:
             return None
         for s in e[1]:
+            ids = best.get(s.runtime)
+            if ids is None:
+                ids = best[s.runtime] = {}
+            old = ids.get(s.id)
+            if old is None:
+                ids[s.id] = s
+                continue
+            was = old[1] if type(old) is tuple else old
+            rank, old_rank = _rank(s), _rank(was)
             k = (s.runtime, s.id)
-            rank = _rank(s)
-            old = best.get(k)
-            if old is None or rank > old[0]:
-                best[k] = (rank, key, s)
+            if rank > old_rank:
+                ids[s.id] = (key, s)
                 tied.discard(k)
-            elif rank == old[0]:
+            elif rank == old_rank:
                 tied.add(k)
     if tied:
         return None
+
+    def has(k: tuple[str, str]) -> bool:
+        ids = best.get(k[0])
+        return ids is not None and k[1] in ids
+
     kept: list[tuple[str, str]] = []
     extra: dict[tuple[str, str], Any] = {}  # kept sessions no source holds
     kept_dir = svc.state.cache / "briefs"
@@ -160,21 +174,42 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: Any
             if s.runtime not in scanned:
                 continue
             kept.append(k)
-            if k not in best and k not in extra:
+            if not has(k) and k not in extra:
                 extra[k] = s
-    if not all((r, sid) in best or (r, sid) in extra for r, ids in by_key.items() for sid in ids):
+    if not all(has((r, sid)) or (r, sid) in extra for r, ids in by_key.items() for sid in ids):
         return None
     args_t = (runtimes, args.dir, bool(args.all))
+
+    def winners() -> Iterator[tuple[tuple[str, str], str | None, Any]]:
+        """(key, source key, session) of every row, in order of the key's first appearance (the plain
+        algorithm's), then the kept sessions no source holds. Once: each key is marked as it is given."""
+        done = _DONE
+        for key, e in cache.entries.items():
+            if key.partition("\0")[0] in scanned:
+                for s in e[1]:
+                    ids = best[s.runtime]
+                    w = ids[s.id]
+                    if w is done:
+                        continue
+                    ids[s.id] = done
+                    if type(w) is tuple:
+                        yield (s.runtime, s.id), w[0], w[1]
+                    else:
+                        yield (s.runtime, s.id), key, w
+        for k, s in extra.items():
+            yield k, None, s
+
     # the table must give back what was printed, or it is not kept: the order of what its rows say (each row is
-    # the shown session's fields, `_meta_of`: ordered here from the sessions themselves, no row built yet)
-    shown = [shown_of(k, c[2])[0] for k, c in best.items()]
+    # the shown session's fields, `_meta_of`: ordered here from the sessions themselves, no row built yet; the
+    # keys are unique, so the order does not depend on the order of the rows)
+    shown = [shown_of((r, sid), w[1] if type(w) is tuple else w)[0] for r, ids in best.items()
+             for sid, w in ids.items()]
     shown += [shown_of(k, s)[0] for k, s in extra.items()]
-    order = _order(shown, args_t)
+    order = _order(shown, args_t, unique=True)
     if order is None or len(order) != len(printed) or not all(
             m.runtime == s.runtime and m.id == s.id for m, s in zip(order, printed, strict=True)):
         return None
     del order, shown
-    tied.clear()
     from segue.compact import may_link
     from segue.lineage import find_marker
 
@@ -196,12 +231,9 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: Any
         return out
 
     def metas() -> Iterator[tuple[Any, ...]]:
-        for k, (_rank_k, src_key, s) in best.items():
+        for k, src_key, s in winners():
             shown_s, slot = shown_of(k, s)
             yield _meta_of(shown_s, slot, src_key)
-        for k, s in extra.items():
-            shown_s, slot = shown_of(k, s)
-            yield _meta_of(shown_s, slot, None)
 
     return _frames(kind, args_t, scanned, (sources_of(r) for r in scanned), metas(), kept, links)
 
@@ -293,11 +325,13 @@ class _Link:
         self.continues = Continues(runtime=t[2], id=t[3])
 
 
-def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
+def _order(metas: list[Any], args_t: tuple[Any, ...], unique: bool = False) -> list[Any] | None:
     """What the listing prints, in its order (Listing.groups' order); None on a tie of two top-level sessions
-    (their order would be the full path's discovery order, which the table does not hold)."""
+    (their order would be the full path's discovery order, which the table does not hold). `unique`: the caller
+    knows no two of `metas` share a key (not checked again)."""
     runtimes, directory, include_subagents = args_t
-    tops = out = None if include_subagents or directory is not None or not _fast() else _tops(metas, runtimes)
+    tops = out = None if include_subagents or directory is not None or not _fast() else _tops(metas, runtimes,
+                                                                                             unique)
     if tops is None:
         from segue.listing import Listing
 
@@ -305,17 +339,17 @@ def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
                                                 include_subagents=include_subagents)
         tops = [g[0] for g in groups]
         out = [m for g in groups for m in g]
-    ks = list(map(_TOP_KEY, tops))  # (each neighbour pair compared, in C: 8,000 sessions' keys)
-    if any(map(operator.eq, ks, itertools.islice(ks, 1, None))):
+    # each neighbour pair's keys compared, in C, a key at a time (no list of every session's key)
+    if any(map(operator.eq, map(_TOP_KEY, tops), map(_TOP_KEY, itertools.islice(tops, 1, None)))):
         return None
     return out
 
 
-def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
+def _tops(metas: list[Any], runtimes: Any, unique: bool = False) -> list[Any] | None:
     """Listing.groups without subagents or a directory, in one sort: the sessions without a parent, newest first
     (a subagent is nested, or left out with its parent gone, and never printed). None when two sessions share a
     key (Listing.groups prints the first only: left to it)."""
-    if len(set(map(_KEY, metas))) != len(metas):
+    if not unique and len(set(map(_KEY, metas))) != len(metas):
         return None
     tops = [m for m in metas if not m.parent_id and (not runtimes or m.runtime in runtimes)]
     tops.sort(key=_TOP_KEY, reverse=True)
@@ -323,6 +357,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
 
 
 _TOP_KEY = operator.attrgetter("sort_time", "id")
+_DONE = object()  # table_of: a row given already
 _KEY = operator.attrgetter("runtime", "id")
 
 
@@ -799,7 +834,6 @@ class _Patch:
         else:
             body, size, payload = [], 0, ("rows", rows, "", self.rc)
         span = (size, sum(map(len, tbytes)))
-        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload, span))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as w:
@@ -807,8 +841,7 @@ class _Patch:
                     w.write(piece)
                 for piece in tbytes:
                     w.write(piece)
-                w.write(head)
-                w.write(len(head).to_bytes(8, "little"))
+                warm.write_tail(w, span[0] + span[1], self.key, blob, after, self.valid_until, payload, span)
             os.replace(tmp, path)
         except Exception:
             warm._unlink(tmp)
