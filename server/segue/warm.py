@@ -201,7 +201,7 @@ def _read_blob(f: Any, at: Any, end: int) -> bytes | None:
     if not (isinstance(at, tuple) and len(at) == 2 and all(type(x) is int for x in at)):
         return None
     off, n = at
-    if not (0 <= off and 0 <= n and off + n <= end):
+    if off < 0 or n < 0 or off + n > end:
         return None
     f.seek(off)
     blob = f.read(n)
