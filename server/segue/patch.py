@@ -402,7 +402,7 @@ def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
 
 def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any],
            groups: Any = None) -> tuple[Any, int, Any]:
-    _fmt, key, blob, _seen, valid_until, payload, span = entry
+    _fmt, key, blob, _seen, valid_until, payload, span, base = entry
     kind, out0, err, rc = payload
     if err or kind not in ("bytes", "rows") or not isinstance(span, tuple) or len(span) != 2:
         raise _Refused()
@@ -422,9 +422,9 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     if old_groups is None:
         raise _Refused()
     if kind == "bytes":
-        if not isinstance(out0, int) or not 0 <= out0 <= off:
+        if not isinstance(out0, int) or not isinstance(base, int) or not 0 <= base <= base + out0 <= off:
             raise _Refused()
-        f.seek(0)
+        f.seek(base)
         old_body = f.read(out0)
         if len(old_body) != out0:
             raise _Refused()
