@@ -22,7 +22,7 @@ RUNTIMES = ("claude", "codex", "opencode")
 
 
 def reference_table(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int]] | None,
-                    kept_list: list[Session], pick: Any = patch._winner) -> bytes | None:
+                    kept_list: list[Session], pick: Any = patch._winner) -> Any:
     """segue.patch.table_of as main had it (every candidate kept in a list), with the kept sessions given."""
     from segue.lineage import find_marker
 
@@ -83,8 +83,11 @@ def reference_table(args: Any, svc: Any, printed: list[Any], items: list[tuple[i
                 if c and (c.runtime, c.id) != (s.runtime, s.id):
                     links.append((s.runtime, s.id, c.runtime, c.id))
     kind = "bytes" if items is not None else "rows"
-    return marshal.dumps((patch.TABLE_FORMAT, kind, args_t, scanned, patch._split(sources, scanned), metas, kept,
-                          links))
+    split: dict[str, dict[str, Any]] = {r: {} for r in scanned}  # each runtime's sources apart, as a patch reads them
+    for k, v in sources.items():
+        split[k.partition("\0")[0]][k] = v
+    # as values (marshal's round trip: tuples and lists as the table's reader gives them)
+    return marshal.loads(marshal.dumps((patch.TABLE_FORMAT, kind, args_t, scanned, split, metas, kept, links)))
 
 
 def _session(rng: random.Random, runtime: str, sid: str, parent: str | None, ties: bool) -> Session:
@@ -123,18 +126,19 @@ def _case(seed: int) -> tuple[Any, Any, list[Session], list[tuple[int, int]] | N
     return args, svc, printed, items, kept
 
 
-def _loaded(b: bytes | None) -> Any:
-    """The table as values: its sources are one marshalled dict per runtime, decoded here, because marshal's
-    bytes for equal values may differ in how it notes shared references."""
-    if b is None:
+def _loaded(pieces: Any) -> Any:
+    """The table table_of writes, as values (segue.patch.load_table, the reader a patch uses): its sources are
+    one marshalled dict per runtime, decoded here, because marshal's bytes for equal values may differ in how it
+    notes shared references."""
+    if pieces is None:
         return None
-    t = list(marshal.loads(b))
+    t = list(patch.load_table(b"".join(pieces)))
     t[4] = {r: marshal.loads(v) for r, v in t[4].items()}
-    return t
+    return tuple(t)
 
 
 def _table(monkeypatch: pytest.MonkeyPatch, args: Any, svc: Any, printed: list[Session],
-           items: list[tuple[int, int]] | None, kept: list[Session]) -> bytes | None:
+           items: list[tuple[int, int]] | None, kept: list[Session]) -> Any:
     import segue.kept
 
     monkeypatch.setattr(patch.os.path, "isdir", lambda p: bool(kept))
@@ -147,7 +151,7 @@ def test_the_table_is_the_plain_algorithms(monkeypatch: pytest.MonkeyPatch) -> N
     for seed in range(400):
         args, svc, printed, items, kept = _case(seed)
         got = _table(monkeypatch, args, svc, printed, items, kept)
-        assert _loaded(got) == _loaded(reference_table(args, svc, printed, items, kept)), seed
+        assert _loaded(got) == reference_table(args, svc, printed, items, kept), seed
         made += got is not None
         refused += got is None
     assert made > 50 and refused > 20  # both outcomes were exercised
@@ -162,5 +166,32 @@ def test_a_wrong_winner_is_noticed(monkeypatch: pytest.MonkeyPatch) -> None:
     for seed in range(200):
         args, svc, printed, items, kept = _case(seed)
         got = _loaded(_table(monkeypatch, args, svc, printed, items, kept))
-        differ += got != _loaded(reference_table(args, svc, printed, items, kept, pick=lowest))
+        differ += got != reference_table(args, svc, printed, items, kept, pick=lowest)
     assert differ > 0
+
+
+def test_the_rows_go_in_chunks_and_other_formats_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows past a chunk are in later frames (read back whole); a table of format 2 (one marshalled tuple), one
+    cut short or of another format number is a ValueError (the patch refuses it: the full path keeps a new one)."""
+    monkeypatch.setattr(patch, "_META_CHUNK", 2)
+    seen = 0
+    for seed in range(60):
+        args, svc, printed, items, kept = _case(seed)
+        got = _table(monkeypatch, args, svc, printed, items, kept)
+        if got is None:
+            continue
+        data = b"".join(got)
+        ref = reference_table(args, svc, printed, items, kept)
+        assert _loaded([data]) == ref, seed
+        seen += len(ref[5]) > 2
+        old = marshal.dumps((2, *ref[1:]))
+        for bad in (old, data[:-1], data[:3], b""):
+            with pytest.raises(ValueError):
+                patch.load_table(bad)
+    assert seen > 5
+    other = list(patch._frames("bytes", (None, None, False), ["claude"], [{}], [], [], []))
+    other[1] = marshal.dumps((patch.TABLE_FORMAT + 1, "bytes", (None, None, False), ["claude"], [], []))
+    other[0] = len(other[1]).to_bytes(4, "little")
+    with pytest.raises(ValueError):
+        patch.load_table(b"".join(other))
+    assert patch.load_table(b"".join(patch._frames("bytes", (None, None, False), ["claude"], [{}], [], [], [])))

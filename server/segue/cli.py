@@ -289,7 +289,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
             enc, errors = sys.stdout.encoding, sys.stdout.errors or "strict"
             # one encoder for every item (json.dumps with a non-default option builds a new one per call)
             dumps = json.JSONEncoder(ensure_ascii=False).encode
-            out = (dumps(page.session_json(s)).encode(enc, errors) for s in page.sessions)
+            out = _encoded(page, dumps, enc, errors)
         else:
             out = "[" + ",".join(json.dumps(item, ensure_ascii=False) for item in page.sessions_json()) + "]\n"
     elif page.sessions:
@@ -309,6 +309,19 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
         if len(reasons) > 20:
             err.append(f"  … and {len(reasons) - 20} more")
     return out, "".join(e + "\n" for e in err), page, table
+
+
+def _encoded(page: ListingPage, dumps: Callable[[Any], str], enc: str, errors: str) -> Iterator[bytes]:
+    """Each session's JSON item as stdout encodes it. A compact session's row (segue.compact) goes once its item
+    is made: only printing reads it, and what it frees is reused by the items after it (the rows of the rest go
+    with `Service.printed`)."""
+    from segue.compact import Compact
+
+    for s in page.sessions:
+        item = dumps(page.session_json(s)).encode(enc, errors)
+        if type(s) is Compact:
+            s.release()
+        yield item
 
 
 def _joined(items: Iterable[bytes]) -> Iterator[bytes]:

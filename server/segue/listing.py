@@ -368,6 +368,7 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             skipped.append(Skipped(src.runtime, src.path, error))
         for s in sessions:
             _keep(found, s)
+    pending.clear()  # every source read: not held while the index is saved (32,000 sources: several MB)
     for runtime, reader in readers.items():
         # live is a hint: a failure must not fail listing (observed apart from discovery: segue.patch)
         with contextlib.suppress(Exception), probe.observe(runtime + LIVE_GROUP):

@@ -39,9 +39,12 @@ from segue import replay, warm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
-TABLE_FORMAT = 2  # 2: the sources per runtime, each marshalled apart (a patch loads only the changed ones)
+# 2: the sources per runtime, each marshalled apart (a patch loads only the changed ones); 3: in frames, the rows in
+# chunks (`_frames`: encoded and written a piece at a time)
+TABLE_FORMAT = 3
 LIVE = "/live"  # listing.LIVE_GROUP (not imported: listing is heavy, and most answers never need it)
 _COUNT = b'"subagent_count": '
 _COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
@@ -93,9 +96,12 @@ _NONE_DIGEST = replay.blake2b(b"None", digest_size=16).hexdigest()
 
 # -- the table, kept by the full path -------------------------------------------------------------------------
 
-def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int]] | None) -> bytes | None:
-    """The patch table of a full `segue list` (None when this listing cannot be patched later): `printed` are
-    the sessions it printed, `items` where each one's JSON is in the kept body (None: a table's rows)."""
+def table_of(args: Any, svc: Any, printed: list[Any], items: Any
+             ) -> Iterator[bytes] | None:
+    """The patch table of a full `segue list` (None when this listing cannot be patched later), as the pieces to
+    write one after another (`_frames`): `printed` are the sessions it printed, `items` where each one's JSON is
+    in the kept body (None: a table's rows). Every check is made here; the pieces are encoded as they are taken
+    (a cold listing's peak is its end: no session's table row is held beside every other one's)."""
     from segue.stores import RUNTIMES
 
     if args.limit not in (None, 0) or (not args.json and sys.stdout.isatty()):
@@ -107,50 +113,58 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
     scanned = sorted(r for r in RUNTIMES if not runtimes or r in runtimes)
     # Held beside the whole listing at its end (the peak of a cold run): one entry per session in each map, no
     # list per session where one candidate is the rule, and no throw-away set or list of every session's key.
-    by_key: dict[tuple[str, str], int] = {}  # printed position
+    by_key: dict[str, dict[str, int]] = {}  # runtime -> id -> printed position (no tuple of every key)
     for i, s in enumerate(printed):
-        k = (s.runtime, s.id)
-        if k in by_key:
+        ids = by_key.get(s.runtime)
+        if ids is None:
+            ids = by_key[s.runtime] = {}
+        elif s.id in ids:
             return None
-        by_key[k] = i
+        ids[s.id] = i
 
     def shown_of(k: tuple[str, str], other: Any) -> tuple[Any, Any]:
-        i = by_key.get(k)
+        ids = by_key.get(k[0])
+        i = None if ids is None else ids.get(k[1])
         if i is None:
             return other, None
         return printed[i], (items[i] if items is not None else i)
 
-    sources: dict[str, tuple[Any, ...]] = {}
-    metas: list[tuple[Any, ...]] = []
-    # the best candidate (rank, source key, session) of each session key, in order of first appearance, and the
-    # keys whose best rank is shared (listing._keep would keep the first found: the table cannot say which)
-    best: dict[tuple[str, str], tuple[Any, str, Any]] = {}
+    # The best candidate of each session key: runtime -> id -> the session (the rule: found in one source, the
+    # one being read when its key first appears), or (source key, session) once another source holds it too;
+    # and the keys whose best rank is shared (listing._keep would keep the first found: the table cannot say
+    # which). No tuple per session: the ids are the sessions' own strings, ranks are compared when a key repeats.
+    best: dict[str, dict[str, Any]] = {}
     tied: set[tuple[str, str]] = set()
     for key, e in cache.entries.items():
         if key.partition("\0")[0] not in scanned:
             continue
         if not isinstance(e[1], list) or e[2]:
             return None
-        keys, ranks = [], []
         for s in e[1]:
+            ids = best.get(s.runtime)
+            if ids is None:
+                ids = best[s.runtime] = {}
+            old = ids.get(s.id)
+            if old is None:
+                ids[s.id] = s
+                continue
+            was = old[1] if type(old) is tuple else old
+            rank, old_rank = _rank(s), _rank(was)
             k = (s.runtime, s.id)
-            rank = _rank(s)
-            keys.append(k)
-            ranks.append(rank)
-            old = best.get(k)
-            if old is None or rank > old[0]:
-                best[k] = (rank, key, s)
+            if rank > old_rank:
+                ids[s.id] = (key, s)
                 tied.discard(k)
-            elif rank == old[0]:
+            elif rank == old_rank:
                 tied.add(k)
-        sources[key] = (e[0], _digest(e[3]), keys, ranks)
     if tied:
         return None
-    for k, (_rank_k, src_key, s) in best.items():
-        shown, slot = shown_of(k, s)
-        metas.append(_meta_of(shown, slot, src_key))
+
+    def has(k: tuple[str, str]) -> bool:
+        ids = best.get(k[0])
+        return ids is not None and k[1] in ids
+
     kept: list[tuple[str, str]] = []
-    extra: set[tuple[str, str]] = set()  # kept sessions no source holds
+    extra: dict[tuple[str, str], Any] = {}  # kept sessions no source holds
     kept_dir = svc.state.cache / "briefs"
     if os.path.isdir(kept_dir):
         from segue.kept import kept_sessions
@@ -160,22 +174,42 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
             if s.runtime not in scanned:
                 continue
             kept.append(k)
-            if k not in best and k not in extra:
-                shown, slot = shown_of(k, s)
-                metas.append(_meta_of(shown, slot, None))
-                extra.add(k)
-    if not all(k in best or k in extra for k in by_key):
+            if not has(k) and k not in extra:
+                extra[k] = s
+    if not all(has((r, sid)) or (r, sid) in extra for r, ids in by_key.items() for sid in ids):
         return None
     args_t = (runtimes, args.dir, bool(args.all))
-    # the table must give back what was printed, or it is not kept
-    order = _order([_Meta(m) for m in metas], args_t)
+
+    def winners() -> Iterator[tuple[tuple[str, str], str | None, Any]]:
+        """(key, source key, session) of every row, in order of the key's first appearance (the plain
+        algorithm's), then the kept sessions no source holds. Once: each key is marked as it is given."""
+        done = _DONE
+        for key, e in cache.entries.items():
+            if key.partition("\0")[0] in scanned:
+                for s in e[1]:
+                    ids = best[s.runtime]
+                    w = ids[s.id]
+                    if w is done:
+                        continue
+                    ids[s.id] = done
+                    if type(w) is tuple:
+                        yield (s.runtime, s.id), w[0], w[1]
+                    else:
+                        yield (s.runtime, s.id), key, w
+        for k, s in extra.items():
+            yield k, None, s
+
+    # the table must give back what was printed, or it is not kept: the order of what its rows say (each row is
+    # the shown session's fields, `_meta_of`: ordered here from the sessions themselves, no row built yet; the
+    # keys are unique, so the order does not depend on the order of the rows)
+    shown = [shown_of((r, sid), w[1] if type(w) is tuple else w)[0] for r, ids in best.items()
+             for sid, w in ids.items()]
+    shown += [shown_of(k, s)[0] for k, s in extra.items()]
+    order = _order(shown, args_t, unique=True)
     if order is None or len(order) != len(printed) or not all(
             m.runtime == s.runtime and m.id == s.id for m, s in zip(order, printed, strict=True)):
         return None
-    # gone before the table is encoded: the encoder notes every object held more than once (its references)
-    del order
-    for done in (best, tied, extra, by_key):
-        done.clear()
+    del order, shown
     from segue.compact import may_link
     from segue.lineage import find_marker
 
@@ -187,21 +221,82 @@ def table_of(args: Any, svc: Any, printed: list[Any], items: list[tuple[int, int
                 if c and (c.runtime, c.id) != (s.runtime, s.id):
                     links.append((s.runtime, s.id, c.runtime, c.id))
     kind = "bytes" if items is not None else "rows"
-    split = _split(sources, scanned)  # (empties `sources`: gone before the whole table is encoded)
-    return marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, split, metas, kept, links))
+
+    def sources_of(runtime: str) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, tuple[Any, ...]] = {}
+        for key, e in cache.entries.items():
+            if key.partition("\0")[0] == runtime:
+                ss = e[1]
+                out[key] = (e[0], _digest(e[3]), [(s.runtime, s.id) for s in ss], [_rank(s) for s in ss])
+        return out
+
+    def metas() -> Iterator[tuple[Any, ...]]:
+        for k, src_key, s in winners():
+            shown_s, slot = shown_of(k, s)
+            yield _meta_of(shown_s, slot, src_key)
+
+    return _frames(kind, args_t, scanned, (sources_of(r) for r in scanned), metas(), kept, links)
 
 
-def _split(sources: dict[str, Any], scanned: list[str]) -> dict[str, bytes]:
-    """The table's sources as one marshalled dict per runtime: a patch loads and writes only the ones it reads.
-    `sources` is emptied, and each runtime's entries go as soon as they are encoded."""
-    by: dict[str, dict[str, Any]] = {r: {} for r in scanned}
-    for k, v in sources.items():
-        by[k.partition("\0")[0]][k] = v
-    sources.clear()
-    out: dict[str, bytes] = {}
-    for r in scanned:
-        out[r] = marshal.dumps(by.pop(r))
-    return out
+_META_CHUNK = 1024  # table rows a frame holds
+
+
+def _frames(kind: str, args_t: Any, scanned: list[str], sources: Iterable[Any], metas: Iterable[tuple[Any, ...]],
+            kept: list[Any], links: list[Any]) -> Iterator[bytes]:
+    """The table as frames (a 4-byte length, then one marshalled value), taken one after another: its head, each
+    scanned runtime's sources (a dict, or the bytes of one marshalled already), then the rows in chunks. Each
+    value is encoded alone, its source let go once written (no whole table, nor marshal's note of every object
+    in it, is ever held)."""
+
+    def frame(b: bytes) -> Iterator[bytes]:
+        yield len(b).to_bytes(4, "little")
+        yield b
+
+    yield from frame(marshal.dumps((TABLE_FORMAT, kind, args_t, scanned, kept, links)))
+    n = 0
+    for src in sources:
+        n += 1
+        yield from frame(src if isinstance(src, bytes) else marshal.dumps(src))
+    if n != len(scanned):
+        raise ValueError("a table's sources are one per scanned runtime")
+    chunk: list[tuple[Any, ...]] = []
+    for m in metas:
+        chunk.append(m)
+        if len(chunk) == _META_CHUNK:
+            yield from frame(marshal.dumps(chunk))
+            chunk = []
+    if chunk:
+        yield from frame(marshal.dumps(chunk))
+
+
+def load_table(data: bytes) -> tuple[Any, ...]:
+    """A table as its values: (format, kind, args, scanned, {runtime: its sources, marshalled}, rows, kept,
+    links). ValueError on a table of another format or cut short."""
+    view = memoryview(data)
+    frames: list[memoryview] = []
+    at, end = 0, len(view)
+    while at < end:
+        if at + 4 > end:
+            raise ValueError("a table cut short")
+        n = int.from_bytes(view[at:at + 4], "little")
+        at += 4
+        if at + n > end:
+            raise ValueError("a table cut short")  # (a table of format 2 and before: one marshalled tuple)
+        frames.append(view[at:at + n])
+        at += n
+    if not frames:
+        raise ValueError("an empty table")
+    head = marshal.loads(frames[0])
+    if not isinstance(head, tuple) or len(head) != 6 or head[0] != TABLE_FORMAT:
+        raise ValueError("a table of another format")
+    fmt, kind, args_t, scanned, kept, links = head
+    if not isinstance(scanned, list) or len(frames) < 1 + len(scanned):
+        raise ValueError("a table cut short")
+    sources = {r: bytes(frames[1 + i]) for i, r in enumerate(scanned)}
+    metas: list[Any] = []
+    for fr in frames[1 + len(scanned):]:
+        metas += marshal.loads(fr)
+    return fmt, kind, args_t, scanned, sources, metas, kept, links
 
 
 def _links_of(sessions: list[Any]) -> list[tuple[str, str, str, str]]:
@@ -230,11 +325,13 @@ class _Link:
         self.continues = Continues(runtime=t[2], id=t[3])
 
 
-def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
+def _order(metas: list[Any], args_t: tuple[Any, ...], unique: bool = False) -> list[Any] | None:
     """What the listing prints, in its order (Listing.groups' order); None on a tie of two top-level sessions
-    (their order would be the full path's discovery order, which the table does not hold)."""
+    (their order would be the full path's discovery order, which the table does not hold). `unique`: the caller
+    knows no two of `metas` share a key (not checked again)."""
     runtimes, directory, include_subagents = args_t
-    tops = out = None if include_subagents or directory is not None or not _fast() else _tops(metas, runtimes)
+    tops = out = None if include_subagents or directory is not None or not _fast() else _tops(metas, runtimes,
+                                                                                             unique)
     if tops is None:
         from segue.listing import Listing
 
@@ -242,17 +339,17 @@ def _order(metas: list[_Meta], args_t: tuple[Any, ...]) -> list[_Meta] | None:
                                                 include_subagents=include_subagents)
         tops = [g[0] for g in groups]
         out = [m for g in groups for m in g]
-    ks = list(map(_TOP_KEY, tops))  # (each neighbour pair compared, in C: 8,000 sessions' keys)
-    if any(map(operator.eq, ks, itertools.islice(ks, 1, None))):
+    # each neighbour pair's keys compared, in C, a key at a time (no list of every session's key)
+    if any(map(operator.eq, map(_TOP_KEY, tops), map(_TOP_KEY, itertools.islice(tops, 1, None)))):
         return None
     return out
 
 
-def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
+def _tops(metas: list[Any], runtimes: Any, unique: bool = False) -> list[Any] | None:
     """Listing.groups without subagents or a directory, in one sort: the sessions without a parent, newest first
     (a subagent is nested, or left out with its parent gone, and never printed). None when two sessions share a
     key (Listing.groups prints the first only: left to it)."""
-    if len(set(map(_KEY, metas))) != len(metas):
+    if not unique and len(set(map(_KEY, metas))) != len(metas):
         return None
     tops = [m for m in metas if not m.parent_id and (not runtimes or m.runtime in runtimes)]
     tops.sort(key=_TOP_KEY, reverse=True)
@@ -260,6 +357,7 @@ def _tops(metas: list[_Meta], runtimes: Any) -> list[_Meta] | None:
 
 
 _TOP_KEY = operator.attrgetter("sort_time", "id")
+_DONE = object()  # table_of: a row given already
 _KEY = operator.attrgetter("runtime", "id")
 
 
@@ -309,7 +407,7 @@ def answer(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
 
 def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: set[str], now_inputs: list[Any],
            groups: Any = None) -> tuple[Any, int, Any]:
-    _fmt, key, blob, _seen, valid_until, payload, span = entry
+    _fmt, key, blob, _seen, valid_until, payload, span, base = entry
     kind, out0, err, rc = payload
     if err or kind not in ("bytes", "rows") or not isinstance(span, tuple) or len(span) != 2:
         raise _Refused()
@@ -317,7 +415,10 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     if not (isinstance(off, int) and isinstance(length, int) and off >= 0 and off + length <= body_end):
         raise _Refused()
     f.seek(off)
-    table = marshal.loads(f.read(length))
+    try:
+        table = load_table(f.read(length))
+    except ValueError:
+        raise _Refused() from None  # a table of another format (an older Segue's): the full path keeps a new one
     fmt, tkind, args_t, scanned, sources, metas, kept, links = table
     if fmt != TABLE_FORMAT or tkind != kind or not changed <= set(scanned) or not isinstance(sources, dict) \
             or sorted(sources) != sorted(scanned):
@@ -326,9 +427,9 @@ def _patch(root: str, entry: tuple[Any, ...], f: Any, body_end: int, changed: se
     if old_groups is None:
         raise _Refused()
     if kind == "bytes":
-        if not isinstance(out0, int) or not 0 <= out0 <= off:
+        if not isinstance(out0, int) or not isinstance(base, int) or not 0 <= base <= base + out0 <= off:
             raise _Refused()
-        f.seek(0)
+        f.seek(base)
         old_body = f.read(out0)
         if len(old_body) != out0:
             raise _Refused()
@@ -417,8 +518,8 @@ class _Patch:
             text = render_table([warm._Row(r) for r in rows], time.time()) + "\n"  # type: ignore[list-item]
         keep_fn = None
         if blob is not None:
-            tbytes = marshal.dumps((TABLE_FORMAT, self.kind, self.args_t, self.scanned, sources, table,
-                                    sorted(self.kept), self.new_links))
+            tbytes = list(_frames(self.kind, self.args_t, self.scanned, (sources[r] for r in self.scanned), table,
+                                  sorted(self.kept), self.new_links))
             keep_fn = lambda: self._keep(blob, out, rows, tbytes)  # noqa: E731
         return (out if self.kind == "bytes" else text), self.rc, keep_fn
 
@@ -771,7 +872,7 @@ class _Patch:
         out = sorted((g, *parts) for g, parts in merged.items())
         return marshal.dumps((replay.env_digest(home, os.environ, all_names), all_names, out))
 
-    def _keep(self, blob: bytes, out: list[Any], rows: list[Any], tbytes: bytes) -> None:
+    def _keep(self, blob: bytes, out: list[Any], rows: list[Any], tbytes: list[bytes]) -> None:
         after = warm.inputs(self.root)
         if not warm.same_but(after, self.now_inputs, {f"{self.root}/events.jsonl"} | warm.index_files(self.root)):
             return  # another process changed a decoration input meanwhile
@@ -782,15 +883,15 @@ class _Patch:
             payload: tuple[Any, ...] = ("bytes", size, "", self.rc)
         else:
             body, size, payload = [], 0, ("rows", rows, "", self.rc)
-        head = marshal.dumps((warm.FORMAT, self.key, blob, after, self.valid_until, payload, (size, len(tbytes))))
+        span = (size, sum(map(len, tbytes)))
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as w:
                 for piece in body:
                     w.write(piece)
-                w.write(tbytes)
-                w.write(head)
-                w.write(len(head).to_bytes(8, "little"))
+                for piece in tbytes:
+                    w.write(piece)
+                warm.write_tail(w, span[0] + span[1], self.key, blob, after, self.valid_until, payload, span)
             os.replace(tmp, path)
         except Exception:
             warm._unlink(tmp)

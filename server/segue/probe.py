@@ -140,7 +140,9 @@ class Recording:
         if not self.usable:
             return None
         groups = sorted((g, *(sorted(d.items()) for d in sets)) for g, sets in self._groups.items())
-        return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names), groups))
+        # marshal's version 2 (no references): the same values, without its note of every object written (a
+        # cold listing makes this blob at its peak: 8,000 sessions' stats, ~1 MB of notes)
+        return marshal.dumps((env_digest(home, environ, sorted(self.names)), sorted(self.names), groups), 2)
 
     def dump(self, home: str, environ: Mapping[str, str]) -> bytes | None:
         """The probe as bytes (None when unusable): the observations and the environment they depend on."""

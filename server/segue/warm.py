@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
     from segue.stores.base import Env
 
-FORMAT = 2  # 2: the probe in groups (replay.changed_groups), a patch table (segue.patch)
+# 2: the probe in groups (replay.changed_groups), a patch table (segue.patch); 3: the probe's blob apart from the
+# header, which names where it is and where the printed bytes begin (`write_tail`)
+FORMAT = 3
 KEEP = 8  # argument sets kept (the oldest entry goes first)
 SUBDIR = "warm"
 # the environment the listing's own output depends on beyond what the readers looked up (the probe has those)
@@ -185,6 +187,31 @@ def _read_entry(path: str) -> Any:
         return None
 
 
+def write_tail(w: Any, at: int, key: Any, blob: bytes | tuple[int, int], after: Any, until: float, payload: Any,
+               span: Any, base: int = 0) -> None:
+    """An entry's end, written at offset `at` of `w`: the probe's blob as it is (inside the header it would be
+    copied: 1.2 MB at 8,000 sessions; or where it was written already), the header naming where it is and where
+    the printed bytes begin (`base`), the header's length."""
+    if isinstance(blob, bytes):
+        w.write(blob)
+        blob = (at, len(blob))
+    head = marshal.dumps((FORMAT, key, blob, after, until, payload, span, base))
+    w.write(head)
+    w.write(len(head).to_bytes(8, "little"))
+
+
+def _read_blob(f: Any, at: Any, end: int) -> bytes | None:
+    """The probe's blob an entry's header names (`write_tail`), or None."""
+    if not (isinstance(at, tuple) and len(at) == 2 and all(type(x) is int for x in at)):
+        return None
+    off, n = at
+    if off < 0 or n < 0 or off + n > end:
+        return None
+    f.seek(off)
+    blob = f.read(n)
+    return blob if len(blob) == n else None
+
+
 def index_files(root: str) -> set[str]:
     """The inputs a listing writes itself (the session index): the patch path writes them too."""
     return {f"{root}/cache/index.sqlite", f"{root}/cache/index.sqlite-wal", f"{root}/cache/index.sqlite-journal"}
@@ -194,9 +221,9 @@ def same_but(a: list[Any], b: list[Any], written: set[str]) -> bool:
     return [x for x in a if x[0] not in written] == [x for x in b if x[0] not in written]
 
 
-def _copy_body(f: Any, size: int) -> None:
-    """The printed bytes of an entry to stdout, a megabyte at a time."""
-    f.seek(0)
+def _copy_body(f: Any, base: int, size: int) -> None:
+    """The printed bytes of an entry (from `base`) to stdout, a megabyte at a time."""
+    f.seek(base)
     out = sys.stdout.buffer
     left = size
     while left > 0:
@@ -238,9 +265,13 @@ def answer(argv: Sequence[str]) -> int | None:
         return None
     entry, f, body = found
     with f:
-        if not isinstance(entry, tuple) or len(entry) != 7 or entry[0] != FORMAT or entry[1] != key:
+        if not isinstance(entry, tuple) or len(entry) != 8 or entry[0] != FORMAT or entry[1] != key:
             return None
-        _fmt, _key, blob, seen, valid_until, payload, span = entry
+        _fmt, _key, blob_at, seen, valid_until, payload, span, base = entry
+        blob = _read_blob(f, blob_at, body)
+        if blob is None or type(base) is not int or not 0 <= base <= body:
+            return None
+        entry = (_fmt, _key, blob, *entry[3:])
         if not time.time() < valid_until:
             return None
         patching = span is not None and patch_enabled()
@@ -265,10 +296,10 @@ def answer(argv: Sequence[str]) -> int | None:
 
                 out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
             if kind == "bytes":
-                if not isinstance(out, int) or not 0 <= out <= body:
+                if not isinstance(out, int) or not 0 <= out <= body - base:
                     return None
                 sys.stdout.flush()
-                _copy_body(f, out)
+                _copy_body(f, base, out)
             elif out:
                 sys.stdout.write(out)
                 sys.stdout.flush()
@@ -291,6 +322,28 @@ class _Row:
 
 
 # -- keeping the full path's output -------------------------------------------------------------------------
+
+class Spans:
+    """(offset, length) of each item, in two arrays of machine integers: 8,000 pairs of int objects in tuples
+    would be 0.9 MB held to the cold listing's end (its peak), these are 0.13 MB. Reads as a list of pairs."""
+
+    __slots__ = ("lengths", "starts")
+
+    def __init__(self) -> None:
+        from array import array
+
+        self.starts, self.lengths = array("q"), array("q")
+
+    def append(self, span: tuple[int, int]) -> None:
+        self.starts.append(span[0])
+        self.lengths.append(span[1])
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return (self.starts[i], self.lengths[i])
+
 
 class _Noting:
     """The body file, noting where each JSON item of the listing (every other piece `cli._joined` writes:
@@ -320,8 +373,10 @@ class Keeper:
         self.blob: bytes | None = None
         self._tmp: str | None = None
         self._body: Any = None
-        self.items: list[tuple[int, int]] | None = None  # (offset, length) of each JSON item written to the body
-        self._size = 0
+        self.items: Spans | None = None  # (offset, length) of each JSON item written to the body
+        self._size = 0  # the printed bytes written, from `_base`
+        self._base = 0  # where they begin in the body file: after the probe's blob, written first
+        self._blob_at: tuple[int, int] | None = None
 
     @classmethod
     def begin(cls, argv: Sequence[str] | None, home: str | None, resolved_root: str) -> Keeper | None:
@@ -370,7 +425,16 @@ class Keeper:
         except Exception:  # nothing kept this time
             self._tmp = self._body = None
             return None
-        self.items, self._size = [], 0
+        self.items, self._size = Spans(), 0
+        self._base, self._blob_at = 0, None
+        blob = self.blob
+        if blob is not None:  # written now, not held to the end of the listing (where its peak is)
+            try:
+                self._body.write(blob)
+            except Exception:
+                self.discard()
+                return None
+            self._base, self._blob_at, self.blob = len(blob), (0, len(blob)), None
         return _Noting(self)
 
     def discard(self) -> None:
@@ -389,7 +453,7 @@ class Keeper:
         recache = sys.modules.get("segue.recache")
         if recache is not None and _private_dir(f"{self.root}/cache"):
             recache.save()  # (no-op unless `recording()` called use(): the patterns compiled by the listing)
-        if self.blob is None or self.before is None or any(s.live for s in sessions):
+        if (self.blob is None and self._blob_at is None) or self.before is None or any(s.live for s in sessions):
             return False
         after = inputs(self.root)
         if not same_but(after, self.before, {f"{self.root}/events.jsonl"} | index_files(self.root)):
@@ -423,15 +487,17 @@ class Keeper:
             if self.body() is None:
                 return False
             body = self._body
+        blob = self.blob if self._blob_at is None else self._blob_at
+        if blob is None:
+            return False
         span = None
-        if patch_table is not None:
-            span = (self._size, len(patch_table))
-        head = marshal.dumps((FORMAT, self.key, self.blob, after, until, payload, span))
+        at = self._base + self._size
         try:
             if patch_table is not None:
-                body.write(patch_table)
-            body.write(head)
-            body.write(len(head).to_bytes(8, "little"))
+                span = self._write_table(body, patch_table)
+                if span is not None:
+                    at = span[0] + span[1]
+            write_tail(body, at, self.key, blob, after, until, payload, span, self._base)
             body.close()
             self._body = None
             os.replace(self._tmp, _entry_path(self.root, self.key))
@@ -440,6 +506,22 @@ class Keeper:
             return False
         _prune(f"{self.root}/cache/{SUBDIR}")
         return True
+
+    def _write_table(self, body: Any, pieces: Iterator[bytes]) -> tuple[int, int] | None:
+        """Write the patch table's pieces after the printed bytes, as they are encoded (segue.patch._frames): its
+        span in the entry, or None with the body cut back to the printed bytes when a piece could not be made
+        (raises when it cannot be cut back)."""
+        start, n = self._base + self._size, 0
+        try:
+            for piece in pieces:
+                body.write(piece)
+                n += len(piece)
+        except Exception:  # the patch path is an optimisation: the entry is kept without a table
+            body.flush()  # (an error here is the caller's: nothing is kept)
+            body.truncate(start)
+            body.seek(start)
+            return None
+        return (start, n)
 
     def _valid_until(self) -> float | None:
         """When a live token expires or a future-issued one starts counting (handed_off changes with the clock)."""

@@ -164,7 +164,7 @@ class SearchIndex:
         self._thread_lock = _thread.RLock()
         self._held = 0
         self.waited_for_lock = False  # whether taking `write_lock` last had to wait for another process
-        self._sids: dict[int, int] = {}  # a parallel build's session ids by position (negative: new)
+        self._sids = _Sids(0)  # a parallel build's session ids by position (negative: new)
         self._batch = _Batch()  # a build's new sessions not written yet
 
     # -- opening ------------------------------------------------------------------------------------------------
@@ -350,10 +350,12 @@ class SearchIndex:
         for s in sessions:
             shared[s.store_path] = shared.get(s.store_path, 0) + 1
         known = {(rt, i): (sid, key) for sid, rt, i, key in con.execute("SELECT sid, runtime, id, key FROM sessions")}
+        # (a first build knows no session: nothing can be gone, and no set of every listed key is held)
         listed: set[tuple[str, str]] = set()
         todo: list[tuple[Session, str]] = []
         for s in sessions:
-            listed.add((s.runtime, s.id))
+            if known:
+                listed.add((s.runtime, s.id))
             key = _key(s, shared[s.store_path] > 1)
             old = known.get((s.runtime, s.id))
             if old is None or old[1] != key:
@@ -376,7 +378,7 @@ class SearchIndex:
             if parallel is not None and len(todo) >= PARALLEL_MIN:
                 work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known)
             else:
-                self._sids = {}
+                self._sids = _Sids(0)
                 work = ((n, None) for n in range(len(todo)))
             with contextlib.closing(work):  # stops the workers on any way out
                 for n, (pos, prepared) in enumerate(work):
@@ -432,7 +434,7 @@ class SearchIndex:
         """Hand `todo` to `parallel` with each session's stored hashes; new sessions get their ids here, in
         `todo` order (as the serial build's inserts would), in `self._sids`. `known`: the sessions the index
         held when the refresh began (a session not in it has no row to look up: a first build asks nothing)."""
-        self._sids = {}
+        self._sids = _Sids(len(todo))
         nxt = (con.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0) + 1
 
         def tasks() -> Iterator[tuple[int, Session, bytes]]:
@@ -969,6 +971,30 @@ def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
                    "hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+class _Sids:
+    """Session ids by position in a build's work, in one array (a dict of 32,000 int pairs is ~3 MB held through
+    the build); 0 is no id (ids start at 1; a new session's is negative)."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, n: int) -> None:
+        from array import array
+
+        self.ids = array("q", bytes(8 * n))
+
+    def __setitem__(self, pos: int, sid: int) -> None:
+        self.ids[pos] = sid
+
+    def __getitem__(self, pos: int) -> int:
+        sid = self.ids[pos]
+        if not sid:
+            raise KeyError(pos)
+        return sid
+
+    def get(self, pos: int) -> int | None:
+        return (self.ids[pos] or None) if 0 <= pos < len(self.ids) else None
 
 
 class _Batch:
