@@ -70,11 +70,16 @@ def choose_mixed(sessions: list[dict[str, Any]], per_runtime: dict[str, int], se
     return [s for rt, k in per_runtime.items() for s in choose_runtime(sessions, rt, k, seed)]
 
 
+def inside(path: str | Path, home: Path) -> bool:
+    """Is this file under `home`, once both are resolved (a corpus reached through a symlink is still itself)?"""
+    return os.path.realpath(path).startswith(f"{os.path.realpath(home)}{os.sep}")
+
+
 def apply(chosen: list[dict[str, Any]], home: Path, backup_dir: Path) -> Change:
     ch = Change(backup_dir)
     now = time.time()
     for s in chosen:  # (a corpus copied with cp -a still names the original's files: never change those)
-        if s.get("path") and not os.path.abspath(s["path"]).startswith(f"{os.path.abspath(home)}{os.sep}"):
+        if s.get("path") and not inside(s["path"], home):
             raise ValueError(f"{s['path']} is outside {home}: expected.json is another corpus'")
     oc: list[dict[str, Any]] = []
     cl: list[dict[str, Any]] = []
