@@ -753,40 +753,32 @@ class _Patch:
                 pre = heads.get(m.runtime)
                 # the rule, decided here in place (`_kept_item` does the same for every other case): a kept item
                 # whose count did not move, with a plain id, as printed at its slot
+                kept = False  # as printed before: copied with its neighbours when they follow it there
                 if (pre is not None and m.session is None and m.count == m.count0 and type(slot) is tuple
                         and len(slot) == 2 and sid.isascii() and sid.isprintable() and '"' not in sid
                         and "\\" not in sid):
                     start, n = slot
-                    if (type(start) is int and type(n) is int and start >= 0 and start + n <= blen
-                            and body.startswith(b'%s%s", ' % (pre, sid.encode("ascii")), start, start + n)):
-                        if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
-                            run_end = start + n
-                        else:
-                            if run_start >= 0:
-                                parts.append(view[run_start:run_end])
-                            if i:
-                                parts.append(b",")
-                            run_start, run_end = start, start + n
-                        slots.append((size, n))
-                        size += n
-                        continue
-                if m.session is not None:
-                    item: Any = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
-                    n = len(item)
-                else:
-                    start, n, item = self._kept_item(m, enc, errors, heads)
-                    if item is None:  # as printed before: copied with its neighbours when they follow it there
-                        if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
-                            run_end = start + n
-                        else:
-                            if run_start >= 0:
-                                parts.append(view[run_start:run_end])
-                            if i:
-                                parts.append(b",")
-                            run_start, run_end = start, start + n
-                        slots.append((size, n))
-                        size += n
-                        continue
+                    kept = (type(start) is int and type(n) is int and start >= 0 and start + n <= blen
+                            and body.startswith(b'%s%s", ' % (pre, sid.encode("ascii")), start, start + n))
+                if not kept:
+                    if m.session is not None:
+                        item: Any = json.dumps(m.session.to_json(), ensure_ascii=False).encode(enc, errors)
+                        n = len(item)
+                    else:
+                        start, n, item = self._kept_item(m, enc, errors, heads)
+                        kept = item is None
+                if kept:
+                    if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
+                        run_end = start + n
+                    else:
+                        if run_start >= 0:
+                            parts.append(view[run_start:run_end])
+                        if i:
+                            parts.append(b",")
+                        run_start, run_end = start, start + n
+                    slots.append((size, n))
+                    size += n
+                    continue
                 if run_start >= 0:
                     parts.append(view[run_start:run_end])
                     run_start = -1

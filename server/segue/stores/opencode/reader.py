@@ -381,6 +381,15 @@ def _select_cols(have: set[str], want: Iterable[str]) -> str:
 _SESSION_COLS = ("id", "parent_id", "directory", "title", "model", "agent", "time_created", "time_updated",
                  "time_archived")
 
+# The user messages `u` (a CTE of id, session_id, data) with their text parts, in the row shape below.
+_TEXTS_OF_U = """
+SELECT u.session_id, json_extract(u.data, '$.summary.title'),
+       coalesce(json_extract(u.data, '$.model.modelID'), json_extract(u.data, '$.modelID')),
+       json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
+FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
+     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
+"""
+
 # The first few messages of every session (by time_created, id, through the session/time index), the user
 # ones among them, and their text parts: one set-based query for all sessions. Row shape shared with
 # _DEEP_TEXT_SQL: (session, summary title, model, text, synthetic, ignored). json_extract raises on damaged
@@ -394,13 +403,7 @@ WITH r AS (
   WHERE r.rn <= ? AND instr(m.data, '"user"') > 0
     AND CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.role') END = 'user'
 )
-SELECT u.session_id, json_extract(u.data, '$.summary.title'),
-       coalesce(json_extract(u.data, '$.model.modelID'), json_extract(u.data, '$.modelID')),
-       json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
-FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
-     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
-ORDER BY u.session_id, u.rn, p.id
-"""
+""" + _TEXTS_OF_U + "ORDER BY u.session_id, u.rn, p.id\n"
 
 # The same over the session table's sessions (the only ones a summary looks up): each session's first messages
 # found by a seek in the session/time index instead of numbering every message of the database, and joined
@@ -414,13 +417,7 @@ WITH u AS (
   WHERE instr(m.data, '"user"') > 0
     AND CASE WHEN json_valid(m.data) THEN json_extract(m.data, '$.role') END = 'user'
 )
-SELECT u.session_id, json_extract(u.data, '$.summary.title'),
-       coalesce(json_extract(u.data, '$.model.modelID'), json_extract(u.data, '$.modelID')),
-       json_extract(p.data, '$.text'), json_extract(p.data, '$.synthetic'), json_extract(p.data, '$.ignored')
-FROM u LEFT JOIN part p ON p.message_id = u.id AND instr(p.data, '"text"') > 0
-     AND CASE WHEN json_valid(p.data) THEN json_extract(p.data, '$.type') END = 'text'
-ORDER BY u.session_id, u.t, u.id, p.id
-"""
+""" + _TEXTS_OF_U + "ORDER BY u.session_id, u.t, u.id, p.id\n"
 
 # The same for chosen sessions over all their user messages (a first request deeper than FIRST_MESSAGES).
 _DEEP_TEXT_SQL = """
