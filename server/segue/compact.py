@@ -19,7 +19,7 @@ import marshal
 from typing import Any
 
 from segue import index
-from segue.model import Continues, Session
+from segue.model import Continues, Session, SessionKeys
 
 # what listing and decoration set on a session in place: laid over the revived session by `session()`
 _DECORATED = ("live", "branch", "handed_off", "continues", "subagent_count")
@@ -33,7 +33,7 @@ def enabled(environ: Any) -> bool:
     return on("SEGUE_LIST_COMPACT") and on("SEGUE_FAST_PATHS")
 
 
-class Compact:
+class Compact(SessionKeys):
     """One session of a cold listing: the fields listing reads in slots, the rest in its marshalled row."""
 
     __slots__ = ("_data", "_names", "branch", "continues", "cwd", "handed_off", "id", "linkable", "live",
@@ -61,14 +61,6 @@ class Compact:
         self.linkable = bool(fr) and _MARK in fr
 
     # -- as a Session reads ---------------------------------------------------------------------------------
-    @property
-    def ref(self) -> str:
-        return f"{self.runtime}:{self.id}"
-
-    @property
-    def sort_time(self) -> float:
-        return self.updated_at or self.started_at or 0.0
-
     @property
     def listing_rank(self) -> tuple[int, float]:
         """listing._keep's rank (the locator's priority, then the time) without reading the locator."""

@@ -31,8 +31,26 @@ class Continues:
         return {"runtime": self.runtime, "id": self.id}
 
 
+class SessionKeys:
+    """What a session and a cold listing's compact row of one (segue.compact) both answer from their fields."""
+
+    __slots__ = ()
+    runtime: str
+    id: str
+    started_at: float | None
+    updated_at: float | None
+
+    @property
+    def ref(self) -> str:
+        return f"{self.runtime}:{self.id}"
+
+    @property
+    def sort_time(self) -> float:
+        return self.updated_at or self.started_at or 0.0
+
+
 @dataclass
-class Session:
+class Session(SessionKeys):
     """One resumable (or once-resumable) session as listing sees it.
 
     Times are epoch seconds internally; `to_json` renders the contract's ISO form.
@@ -62,14 +80,6 @@ class Session:
     subagent_count: int = 0
     # Reader-private locator (e.g. a DB row's source, a messages path); not part of the JSON contract.
     locator: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ref(self) -> str:
-        return f"{self.runtime}:{self.id}"
-
-    @property
-    def sort_time(self) -> float:
-        return self.updated_at or self.started_at or 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
