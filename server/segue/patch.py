@@ -753,7 +753,7 @@ class _Patch:
                 pre = heads.get(m.runtime)
                 # the rule, decided here in place (`_kept_item` does the same for every other case): a kept item
                 # whose count did not move, with a plain id, as printed at its slot
-                kept = False  # as printed before: copied with its neighbours when they follow it there
+                kept = False
                 if (pre is not None and m.session is None and m.count == m.count0 and type(slot) is tuple
                         and len(slot) == 2 and sid.isascii() and sid.isprintable() and '"' not in sid
                         and "\\" not in sid):
@@ -767,7 +767,7 @@ class _Patch:
                     else:
                         start, n, item = self._kept_item(m, enc, errors, heads)
                         kept = item is None
-                if kept:
+                if kept:  # as printed before: copied with its neighbours when they follow it there
                     if run_start >= 0 and start == run_end + 1 and body[run_end] == 0x2C:  # b","
                         run_end = start + n
                     else:
