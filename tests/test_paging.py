@@ -141,3 +141,39 @@ def test_a_reply_encodes_as_the_reference_does(result: dict) -> None:
     head, _, body = b"".join(out).partition(b"\r\n\r\n")
     assert int(head.split(b"\r\n")[0].split(b": ")[1]) == len(body)
     assert json.loads(body) == {"id": 7, "jsonrpc": "2.0", "result": result}
+
+
+def test_a_request_and_the_watchers_pass_build_one_view_between_them(svc: Service,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's first request meets the watcher's first pass: both want the decorated view of the same listing.
+    The one that comes second waits for the first one's view and takes it, and the tree's ordering is built once."""
+    import threading
+
+    svc.scan()
+    builds: list[int] = []
+    decorate = Service._decorate
+
+    def slow(self: Service, listing: object, runtimes: object) -> None:
+        builds.append(1)
+        time.sleep(0.3)  # long enough that the second caller arrives while the first one builds
+        decorate(self, listing, runtimes)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Service, "_decorate", slow)
+    groups = listing.Listing.groups
+    orders: list[int] = []
+
+    def counted(self: listing.Listing, **kw: object) -> list[list[Session]]:
+        orders.append(1)
+        return groups(self, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(listing.Listing, "groups", counted)
+    pages: list[dict] = []
+    watcher = threading.Thread(target=svc.refresh)
+    watcher.start()
+    time.sleep(0.05)
+    pages.append(svc.list_page(include_subagents=True, limit=10))
+    watcher.join()
+    assert builds == [1]
+    assert orders == [1]  # the watcher's pass ordered the tree's view; the request found it
+    assert len(pages[0]["sessions"]) > 10  # subagents come with their parents
+    assert svc.list_page(include_subagents=True, limit=10) == pages[0]
