@@ -184,3 +184,42 @@ def test_serve_goes_through_the_entry_point(monkeypatch: pytest.MonkeyPatch, cap
 
     monkeypatch.setattr(segue.lsp.server, "serve", lambda home=None: seen.append(home) or 7)
     assert entry.main(["--home", "/some/where", "serve", "--stdio"]) == 7 and seen == ["/some/where"]
+
+
+@pytest.mark.parametrize("keep_on", [False, True])
+def test_a_quick_answer_runs_without_the_cyclic_collector_and_the_full_path_with_it(
+        monkeypatch: pytest.MonkeyPatch, keep_on: bool) -> None:
+    """entry._quick turns the cyclic GC off for the quick answer only (SEGUE_QUICK_GC=1 keeps it on): a refused
+    quick answer hands the full path a collector as it was, and so does one that raised."""
+    import gc
+
+    import segue.cli
+    import segue.cli_search
+    import segue.warm
+
+    if keep_on:
+        monkeypatch.setenv("SEGUE_QUICK_GC", "1")
+    else:
+        monkeypatch.delenv("SEGUE_QUICK_GC", raising=False)
+    seen: list[tuple[str, bool]] = []
+
+    def refused(args: list[str]) -> None:
+        seen.append(("quick", gc.isenabled()))
+        return None
+
+    monkeypatch.setattr(segue.warm, "answer", refused)
+    monkeypatch.setattr(segue.cli_search, "quick_main", lambda args: seen.append(("query", gc.isenabled())) or 0)
+    monkeypatch.setattr(segue.cli, "main", lambda args, serve=None: seen.append(("full", gc.isenabled())) or 0)
+    assert gc.isenabled()
+    assert entry.main(["list", "--json"]) == 0
+    assert entry.main(["search", "cargo"]) == 0
+    assert seen == [("quick", keep_on), ("full", True), ("query", keep_on)]
+    assert gc.isenabled()
+
+    def boom(args: list[str]) -> None:
+        raise RuntimeError("a bug in a quick answer")
+
+    monkeypatch.setattr(segue.warm, "answer", boom)
+    with pytest.raises(RuntimeError):
+        entry.main(["list"])
+    assert gc.isenabled()
