@@ -172,3 +172,36 @@ async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> No
     # about one poll plus one incremental scan; scaled by the machine's load (a shared 2-core CI box can be at 8)
     budget = 2.0 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     assert max(lat.values()) <= budget, (lat, budget)
+
+
+def test_the_first_pass_runs_without_the_cyclic_collector_and_later_passes_with_it() -> None:
+    """The watcher's first pass (every session of the listing built at once, while the editor's first request
+    waits) pauses the cyclic collector; it is on again afterwards, for the later passes, and after a first pass
+    that failed."""
+    import gc
+
+    from segue.lsp.watch import Watcher
+
+    class FakeService:
+        reuse_within = 0.0
+
+        def __init__(self, fail: bool) -> None:
+            self.seen: list[bool] = []
+            self.fail = fail
+
+        def refresh(self) -> Any:
+            self.seen.append(gc.isenabled())
+            if self.fail:
+                raise OSError("unreadable")
+            watcher._stop.set()  # one pass is enough: the loop ends
+            return type("L", (), {"sessions": [], "skipped": [], "locations": {}})()
+
+    for fail in (False, True):
+        svc = FakeService(fail)
+        watcher = Watcher(svc, notify=lambda rts: None, interval=0.01)  # type: ignore[arg-type]
+        watcher._remember = lambda listing: set()  # type: ignore[method-assign]
+        watcher._signature = lambda: ()  # type: ignore[method-assign]
+        assert gc.isenabled()
+        watcher._run()
+        assert svc.seen == [False]
+        assert gc.isenabled()

@@ -223,3 +223,20 @@ def test_a_quick_answer_runs_without_the_cyclic_collector_and_the_full_path_with
     with pytest.raises(RuntimeError):
         entry.main(["list"])
     assert gc.isenabled()
+
+
+def test_serve_freezes_what_its_imports_built_and_leaves_the_collector_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import segue.lsp.server
+
+    during: list[bool] = []
+    monkeypatch.setattr(segue.lsp.server, "serve", lambda home=None: during.append(gc.isenabled()) or 0)
+    gc.unfreeze()
+    try:
+        assert gc.get_freeze_count() == 0
+        assert entry.main(["serve"]) == 0
+        assert gc.get_freeze_count() > 0  # the objects the imports made are out of later collections
+        assert during == [True] and gc.isenabled()
+    finally:
+        gc.unfreeze()
