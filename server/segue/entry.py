@@ -16,19 +16,13 @@ if TYPE_CHECKING:
 
 
 def serve(home: str | None) -> int:
-    import gc
+    from segue.collector import paused
 
     # The server's imports (lsprotocol's types above all) build objects that live as long as it does: collecting
     # while they are made only scans them again and again (measured: ~60 ms of a 0.6 s import). Frozen after,
     # so that later collections leave them out too.
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with paused(freeze=True):
         from segue.lsp.server import serve as run_server
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()
     return run_server(home=home)
 
 
@@ -40,21 +34,15 @@ def _quick(args: list[str]) -> int | None:
         from segue.cli_search import quick_main as quick
     else:
         return None
-    import gc
+    from segue.collector import paused
 
     # A quick answer is short and bounded (a kept listing, patched or not; a query of a fresh index), and it
     # allocates its objects in bursts that the cyclic collector would scan again and again: measured on 8,000
     # sessions, a patched `list --json` spent 20-40 ms in it (14-23 % of its CPU), with the same peak memory
     # without it. The full path that follows a refused quick answer collects as usual (a cold scan holds
     # cycles: +1.2 MB without the collector). SEGUE_QUICK_GC=1 keeps it on.
-    off = gc.isenabled() and os.environ.get("SEGUE_QUICK_GC", "0") != "1"
-    if off:
-        gc.disable()
-    try:
+    with paused(os.environ.get("SEGUE_QUICK_GC", "0") != "1"):
         return quick(args)
-    finally:
-        if off:
-            gc.enable()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import os
 import sys
@@ -323,9 +322,6 @@ def serve(home: str | None = None, argv: list[str] | None = None) -> int:
                         format="segue-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls.protocol.json_rpc").addFilter(ExpectedErrors())
     rpc_out = _claim_stdout()
-    # what the imports built (lsprotocol's types, pygls, the readers) lives as long as the server: kept out of
-    # every later collection, which then scans only what requests and scans make
-    gc.freeze()
     if home:
         server.cli_home = home
     server.start_io(sys.stdin.buffer, rpc_out)
