@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from segue.paths import StateDir
-from segue.search import engine, fast, probe
+from segue.search import alongside, engine, fast, probe
 from segue.service import Service
 from tests import store_changes
 from tests.store_changes import claude_transcript as _claude_transcript
@@ -46,6 +46,35 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.fixture(params=["serial", "alongside"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The quick path with its freshness check before the query (serial), or in a forked child beside every
+    query (alongside: segue.search.alongside, from the first matching step). Yields what each quick answer did:
+    True when the check ran in a child."""
+    forked: list[bool] = []
+    real = alongside.start
+
+    def start(check: Any) -> Any:
+        wait = real(check)
+        forked.append(wait is not None)
+        return wait
+
+    monkeypatch.setattr(alongside, "start", start)
+    if request.param == "serial":
+        monkeypatch.setenv("SEGUE_SEARCH_ALONGSIDE", "0")
+    else:
+        monkeypatch.setattr(fast, "ALONGSIDE_MIN_STEPS", 0)
+    forked.append(request.param == "alongside")  # [0]: the mode; the rest: each query's fork
+    return forked
+
+
+def _forked_as_asked(forked: list[bool]) -> None:
+    if forked[0]:
+        assert len(forked) > 1 and all(forked[1:]), "the check did not run beside the query"
+    else:
+        assert not any(forked[1:])
+
+
 def cli_service(root: Path) -> Service:
     return Service(StateDir(root / "segue"))  # as the CLI builds it: Env and redaction from os.environ
 
@@ -59,7 +88,7 @@ def shown(res: Any) -> list[dict[str, Any]]:
 
 
 def test_a_fresh_index_answers_without_a_reader_and_gives_the_service_s_results(
-        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        root: Path, monkeypatch: pytest.MonkeyPatch, mode: list[bool]) -> None:
     assert quick(root, "files") is None  # no index yet
     svc = cli_service(root)
     assert svc.search("files").refreshed is not None
@@ -82,6 +111,7 @@ def test_a_fresh_index_answers_without_a_reader_and_gives_the_service_s_results(
     # a runtime the index holds no session of is the registry's to judge: the full path answers
     assert quick(root, "files", runtimes=["vim"]) is None
     assert quick(root, "files", runtimes=["claude", "vim"]) is None
+    _forked_as_asked(mode)
 
 
 def _opencode_row(root: Path) -> None:
@@ -112,7 +142,7 @@ def _new_variable(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
                                     _opencode_row, _cline_session, _gemini_project_root, _relocate_codex,
                                     _new_variable])
 def test_any_change_discovery_could_see_sends_the_query_to_the_service(
-        root: Path, monkeypatch: pytest.MonkeyPatch, change: Any) -> None:
+        root: Path, monkeypatch: pytest.MonkeyPatch, change: Any, mode: list[bool]) -> None:
     svc = cli_service(root)
     svc.search("files")
     assert quick(root, "files") is not None  # the control: unchanged stores answer quickly
@@ -123,6 +153,7 @@ def test_any_change_discovery_could_see_sends_the_query_to_the_service(
     assert quick(root, "files") is None
     cli_service(root).search("files")  # the full path catches up and records what it saw now
     assert quick(root, "files") is not None
+    _forked_as_asked(mode)
 
 
 def test_a_grown_transcript_s_new_words_are_found_by_the_next_cli_query(tmp_path: Path) -> None:
@@ -390,3 +421,53 @@ def test_the_replay_s_signature_is_the_recording_s(tmp_path: Path) -> None:
             assert probe._sigs_digest([probe._SIG(st)]) == probe._sigs_digest([_sig(st)])
     a, b = os.stat(tmp_path / "f"), os.stat(tmp_path / "d")
     assert probe._sigs_digest([probe._SIG(a)]) != probe._sigs_digest([_sig(b)])  # negative control
+
+
+def test_a_check_beside_the_query_gives_its_verdict_and_any_failure_is_a_no(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def run(check: Any) -> bool:
+        wait = alongside.start(check)
+        assert wait is not None
+        return wait()
+
+    children = Path(f"/proc/self/task/{os.getpid()}/children")
+    before = children.read_text() if children.exists() else None
+    parent = os.getpid()
+    assert run(lambda: os.getpid() != parent) is True  # it ran in another process
+    assert run(lambda: False) is False
+    assert run(lambda: 1) is False  # only True is a yes
+
+    def boom() -> bool:
+        raise OSError("gone")
+
+    assert run(boom) is False
+    assert run(lambda: os.kill(os.getpid(), 9)) is False  # died without a word
+    assert run(lambda: sys.exit(0)) is False  # SystemExit in the child is a no too
+    if before is not None:
+        assert children.read_text() == before  # every child reaped
+
+
+def test_no_child_where_a_fork_is_not_safe_or_possible(monkeypatch: pytest.MonkeyPatch) -> None:
+    import _thread
+    import threading
+
+    assert alongside.start(lambda: True) is not None  # the control
+    monkeypatch.setenv("SEGUE_SEARCH_ALONGSIDE", "0")
+    assert alongside.start(lambda: True) is None
+    monkeypatch.delenv("SEGUE_SEARCH_ALONGSIDE")
+
+    release = _thread.allocate_lock()
+    release.acquire()
+    t = threading.Thread(target=release.acquire)
+    t.start()
+    try:
+        assert alongside.start(lambda: True) is None  # another thread could hold a lock the child needs
+    finally:
+        release.release()
+        t.join()
+
+    def refused() -> int:
+        raise OSError("fork refused")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert alongside.start(lambda: True) is None

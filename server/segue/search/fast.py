@@ -14,6 +14,7 @@ import os
 import sqlite3
 import stat
 
+from segue.search import alongside, probe
 from segue.search import query as Q
 from segue.search import redaction as R
 from segue.search.engine import MAX_LIMIT, SearchResults, answer
@@ -23,6 +24,10 @@ TYPE_CHECKING = False  # not typing's, nor pathlib (~4 ms of a CLI query): paths
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+
+# From how many matching steps a query's ranking costs about what a fork saves (a 1,000-step query ranks in
+# ~5-10 ms on the 8,000-session corpus; the fork and the child's exit cost ~2-5 ms of wall)
+ALONGSIDE_MIN_STEPS = 500
 
 
 def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None = None, directory: str | None = None,
@@ -42,16 +47,41 @@ def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None
         if idx.existing() is None:
             return None
         environ = dict(os.environ)  # what Env.from_os() gives the readers, and Redactor() the redaction
-        if not idx.probe_matches(path_str(os.path.expanduser("~")), environ):
+        home = path_str(os.path.expanduser("~"))
+        blob = idx.probe_blob()
+        if blob is None:
             return None
         if runtimes and not all(idx.has_runtime(r) for r in runtimes):
             return None  # only the registry (the full path) says whether an id names a runtime at all
         digest = R.reader_digest(idx.meta("redact_env"), idx.meta("salt"), environ)
-        return answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest)
+
+        def fresh() -> bool:
+            return probe.fresh(blob, home, environ)
+
+        wait = alongside.start(fresh) if _long_query(idx, parsed.fts()) else None
+        if wait is None:
+            if not fresh():
+                return None
+            return answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest)
+        try:  # the query beside the check: its answer is kept only if the index proves fresh
+            res = answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest)
+        finally:
+            ok = wait()
+        return res if ok else None
     except sqlite3.Error:
         return None
     finally:
         idx.close()
+
+
+def _long_query(idx: SearchIndex, match: str) -> bool:
+    """Does the query match enough steps for its ranking to take about as long as the freshness check (then the
+    two run side by side: segue.search.alongside)? Counted only up to that many."""
+    if not alongside.enabled():
+        return False
+    row = idx.connection().execute("SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)",
+                                   (match, ALONGSIDE_MIN_STEPS)).fetchone()
+    return row is not None and row[0] >= ALONGSIDE_MIN_STEPS
 
 
 def path_str(path: str) -> str:

@@ -318,8 +318,15 @@ class SearchIndex:
         every observation it holds gives the same answer now."""
         from segue.search import probe
 
+        blob = self.probe_blob()
+        return blob is not None and probe.fresh(blob, home, environ)
+
+    def probe_blob(self) -> bytes | None:
+        """The probe of the sources the index was refreshed from (None: none, or probes are off)."""
+        from segue.search import probe
+
         if not probe.enabled():
-            return False
+            return None
         con = self.connection()
         con.execute("BEGIN")  # one snapshot of the digest and the probe
         try:
@@ -327,7 +334,7 @@ class SearchIndex:
                               "WHERE p.id = 0").fetchone()
         finally:
             con.execute("COMMIT")
-        return row is not None and probe.fresh(bytes(row[0]), home, environ)
+        return None if row is None else bytes(row[0])
 
     # -- building -----------------------------------------------------------------------------------------------
     def refresh(self, sessions: Sequence[Session], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
