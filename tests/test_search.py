@@ -384,3 +384,37 @@ def test_the_sources_are_taken_once_unless_another_writer_held_the_lock(stores: 
     assert out and out[0].refreshed is None  # looked again and found it fresh: nothing built twice
     assert passes.count("waiter") == 2
     assert {(r.runtime, r.id) for r in out[0].results} == keys(first)
+
+
+def test_a_cancelled_query_stops_inside_sqlite_and_the_next_one_answers(stores: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.listing import Cancelled
+    from segue.search import engine
+
+    svc, _, _ = stores
+    want = svc.search("files", limit=50)
+    assert want.results
+    ranked = SearchIndex.ranked
+    ran: list[int] = []
+    monkeypatch.setattr(SearchIndex, "ranked", lambda self, *a, **k: ran.append(1) or ranked(self, *a, **k))
+    with pytest.raises(Cancelled):  # given up while it waited for the query before it: never runs
+        svc.search("files", cancelled=lambda: True)
+    assert not ran
+
+    asked: list[bool] = []
+
+    def cancelled() -> bool:  # given up mid-query: from the progress handler's third call on
+        asked.append(True)
+        return len(asked) > 3
+
+    monkeypatch.setattr(engine, "INTERRUPT_EVERY", 1)
+    with pytest.raises(Cancelled):
+        svc.search("files", limit=50, cancelled=cancelled)
+    assert ran and 3 < len(asked) < 10  # stopped where it was asked, not at the end
+    con = engine.index_for(svc).connection()
+    assert not con.in_transaction
+    n = len(asked)
+    assert con.execute("SELECT count(*) FROM docs WHERE docs MATCH 'files'").fetchone()[0] > 0
+    assert len(asked) == n  # the handler went with the query
+    got = svc.search("files", limit=50, cancelled=lambda: False)  # the connection answers as before
+    assert [r.to_json() for r in got.results] == [r.to_json() for r in want.results] and got.total == want.total

@@ -255,13 +255,50 @@ def search(svc: Any, text: str, runtimes: Sequence[str] | None = None, directory
     refreshed = ensure_fresh(svc, progress=progress, cancelled=cancelled, notice=notice)
     st = _state(svc, notice)
     with st.lock:
+        _stop_if(cancelled)  # typed past while it waited for the query before it: never run
         digest = st.digest
         if digest is None:
             own, _recipe = R.writer_digest(svc.redactor(), svc.environ, st.index.meta("salt"))
             digest = st.digest = own or ""
-        res = answer(st.index, parsed, where, runtimes, directory, since, limit, svc.redactor, digest)
+        with _interruptible(st.index, cancelled):
+            res = answer(st.index, parsed, where, runtimes, directory, since, limit, svc.redactor, digest)
     res.refreshed = refreshed
     return res
+
+
+# SQLite asks `cancelled` every this many virtual-machine instructions of a query (~0.1-0.3 ms of work)
+INTERRUPT_EVERY = 20_000
+
+
+def _stop_if(cancelled: Callable[[], bool] | None) -> None:
+    if cancelled is not None and cancelled():
+        from segue.listing import Cancelled
+
+        raise Cancelled()
+
+
+@contextlib.contextmanager
+def _interruptible(index: SearchIndex, cancelled: Callable[[], bool] | None) -> Any:
+    """A query the caller gives up on stops within a fraction of a millisecond instead of ranking on (a very
+    common word is ~50-200 ms on 8,000 sessions): as-you-type search cancels every query it typed past, and the
+    next one waits for this one's lock."""
+    if cancelled is None:
+        yield
+        return
+    import sqlite3
+
+    con = index.connection()
+    con.set_progress_handler(lambda: 1 if cancelled() else 0, INTERRUPT_EVERY)
+    try:
+        yield
+    except sqlite3.OperationalError:
+        if con.in_transaction:
+            con.rollback()  # an interrupted statement can leave the read transaction of `ranked` open
+        _stop_if(cancelled)
+        raise
+    finally:
+        con.set_progress_handler(None, 0)
+    _stop_if(cancelled)  # cancelled while the snippets were made: nobody wants the answer
 
 
 def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, runtimes: Sequence[str] | None,
