@@ -46,11 +46,11 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-@pytest.fixture(params=["serial", "alongside"])
+@pytest.fixture(params=["serial", "half", "all"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """The quick path with its freshness check before the query (serial), or in a forked child beside every
-    query (alongside: segue.search.alongside, from the first matching step). Yields what each quick answer did:
-    True when the check ran in a child."""
+    """The quick path with its whole freshness check here before the query (serial), or with a forked child
+    replaying half of the probe's stats (half) or all of them (all) beside it (segue.search.alongside). Yields
+    what each quick answer did: True when a child ran."""
     forked: list[bool] = []
     real = alongside.start
 
@@ -63,14 +63,15 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> lis
     if request.param == "serial":
         monkeypatch.setenv("SEGUE_SEARCH_ALONGSIDE", "0")
     else:
-        monkeypatch.setattr(fast, "ALONGSIDE_MIN_STEPS", 0)
-    forked.append(request.param == "alongside")  # [0]: the mode; the rest: each query's fork
+        share = probe.CHUNKS // 2 if request.param == "half" else probe.CHUNKS
+        monkeypatch.setattr(fast, "_child_share", lambda paths, ms: share)
+    forked.append(request.param != "serial")  # [0]: the mode; the rest: each query's fork
     return forked
 
 
 def _forked_as_asked(forked: list[bool]) -> None:
     if forked[0]:
-        assert len(forked) > 1 and all(forked[1:]), "the check did not run beside the query"
+        assert len(forked) > 1 and all(forked[1:]), "no child replayed the stats"
     else:
         assert not any(forked[1:])
 
@@ -273,6 +274,10 @@ def test_the_packed_probe_replays_every_observation(tmp_path: Path) -> None:
         assert probe.fresh(blob, "/home", {})  # the control
         change()
         assert not probe.fresh(blob, "/home", {}), change
+        replay = probe.Replay.load(blob, "/home", {})
+        assert replay is not None
+        for child in range(probe.CHUNKS + 1):  # whichever process replays the changed path's slice
+            assert not replay.fresh(child), (change, child)
     import marshal
 
     for damaged in (b"garbage", b"", marshal.dumps(42), marshal.dumps((probe.TAG,)),
@@ -471,3 +476,33 @@ def test_no_child_where_a_fork_is_not_safe_or_possible(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(os, "fork", refused)
     assert alongside.start(lambda: True) is None
+
+
+def test_a_change_in_any_slice_is_seen_whichever_process_replays_it(tmp_path: Path) -> None:
+    """probe.Replay: the paths in CHUNKS slices with a digest each; this process replays the first ones and a
+    forked child the last `child` ones. A file changed in any slice makes the replay stale, for every share."""
+    files = [tmp_path / f"{i:03}.jsonl" for i in range(40)]
+    for f in files:
+        f.write_text("x\n")
+
+    def record() -> probe.Replay:
+        with probe.recording() as rec:
+            for f in files:
+                f.stat()
+        blob = probe.pack(rec, "/home", {})
+        assert blob is not None
+        replay = probe.Replay.load(blob, "/home", {})
+        assert replay is not None and len(replay.paths) == len(files)
+        return replay
+
+    for f in files[::7] + files[-1:]:
+        replay = record()
+        for child in range(probe.CHUNKS + 1):
+            assert replay.fresh(child), child  # the control
+        where = next(i for i in range(probe.CHUNKS)
+                     if os.fsencode(f) in replay.paths[probe._cut(40, i):probe._cut(40, i + 1)])
+        f.write_text("x\ny\n")
+        for child in range(probe.CHUNKS + 1):
+            assert not replay.fresh(child), (f.name, child)
+            mine = probe.CHUNKS - child
+            assert replay.same(0, mine) == (where >= mine)  # this process sees it only in its own slices

@@ -3,13 +3,14 @@ Set SEGUE_SEARCH_PROBE=0 to never use one.
 
 A query replays every observation on every run, so the form is chosen for the replay: the paths that were
 stat'ed and found (following symlinks) and the directories that were listed are byte strings grouped by
-directory (a prefix and its NUL-joined names: a third of the bytes to read), with one digest of all their
-signatures. A stat that gave the same answer as a directory's listing signature (the same call, `os.stat(path)`)
-is kept once. The replay is one `os.stat` per path in a comprehension and one digest to compare; the rest (an
-lstat, a stat that failed with its errno, a symlink read, a realpath, a small file's content) is replayed one by
-one as segue.replay does. Every observation of the recording is still made: which ones are necessary is the
-recording's business (an appended transcript changes only its own stat: tests/test_search_fast.py proves the
-next query searches it); this form only makes each one cheaper to check.
+directory (a prefix and its NUL-joined names: a third of the bytes to read), with one digest of the signatures
+of each of CHUNKS consecutive slices of them (so a forked child can replay some while this process goes on:
+`Replay`). A stat that gave the same answer as a directory's listing signature (the same call, `os.stat(path)`)
+is kept once. The replay is one `os.stat` per path in a comprehension and one digest to compare per slice; the
+rest (an lstat, a stat that failed with its errno, a symlink read, a realpath, a small file's content) is
+replayed one by one as segue.replay does. Every observation of the recording is still made: which ones are
+necessary is the recording's business (an appended transcript changes only its own stat:
+tests/test_search_fast.py proves the next query searches it); this form only makes each one cheaper to check.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ from segue.replay import (
     env_digest,
 )
 from segue.replay import unchanged as unchanged
+from segue.search import alongside
 
 TYPE_CHECKING = False  # not typing's: a CLI query imports only the replay half (os, marshal, blake2b)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from segue.probe import Recording
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 # and, through __getattr__ on first use, Recording and recording
 __all__ = ["READ_MAX", "_STAT", "enabled", "env_digest", "fresh", "pack", "unchanged"]
 
-TAG = "segue-search-probe/3"  # a probe of another form (an older Segue's) is not fresh: the full path records anew
+TAG = "segue-search-probe/4"  # a probe of another form (an older Segue's) is not fresh: the full path records anew
 
 
 def __getattr__(name: str) -> Any:
@@ -93,8 +95,10 @@ def pack(rec: Recording, home: str, environ: Mapping[str, str]) -> bytes | None:
     packed = [(prefix, b"\0".join(names)) for prefix, names in groups.items()]
     paths = _paths(packed)
     names = sorted(rec.names)
-    return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(paths),
-                          _sigs_digest([found[os.fsdecode(p)] for p in paths]), sorted(stats), sorted(dirs),
+    sigs = [found[os.fsdecode(p)] for p in paths]
+    digests = tuple(_sigs_digest(sigs[_cut(len(sigs), i):_cut(len(sigs), i + 1)]) for i in range(CHUNKS))
+    return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(paths), digests,
+                          sorted(stats), sorted(dirs),
                           sorted(rec.links.items()), sorted(rec.real.items()), sorted(rec.reads.items())))
 
 
@@ -102,29 +106,83 @@ def _paths(packed: list[tuple[bytes, bytes]]) -> list[bytes]:
     return [prefix + name for prefix, names in packed for name in names.split(b"\0")]
 
 
+CHUNKS = 8  # the slices of the stat'ed paths, a digest each
+
+
+def _cut(n: int, i: int) -> int:
+    return n * i // CHUNKS
+
+
 def fresh(blob: bytes, home: str, environ: Mapping[str, str]) -> bool:
     """Would the recorded pass see exactly the same now? Every observation is made again and compared; a blob
     of any other form or damaged is never fresh."""
-    try:
-        tag, digest, names, packed, count, sigs, stats, dirs, links, real, reads = marshal.loads(blob)
-        if tag != TAG or env_digest(home, environ, names) != digest:
+    r = Replay.load(blob, home, environ)
+    return r is not None and r.fresh()
+
+
+class Replay:
+    """A probe decoded for its replay (None from `load`: another form, damaged, or another environment)."""
+
+    __slots__ = ("_digests", "_rest", "paths")
+
+    def __init__(self, paths: list[bytes], digests: tuple[bytes, ...], rest: tuple[Any, ...]) -> None:
+        self.paths, self._digests, self._rest = paths, digests, rest
+
+    @classmethod
+    def load(cls, blob: bytes, home: str, environ: Mapping[str, str]) -> Replay | None:
+        try:
+            tag, digest, names, packed, count, digests, stats, dirs, links, real, reads = marshal.loads(blob)
+            if tag != TAG or env_digest(home, environ, names) != digest:
+                return None
+            paths = _paths(packed)
+            if (len(paths) != count or not isinstance(digests, tuple) or len(digests) != CHUNKS
+                    or not all(isinstance(d, bytes) for d in digests)):
+                return None
+        except (ValueError, EOFError, TypeError, AttributeError):
+            return None
+        return cls(paths, digests, (stats, dirs, links, real, reads))
+
+    def fresh(self, child: int = 0) -> bool:
+        """Every observation made again: the last `child` slices of the paths by a forked child meanwhile
+        (segue.search.alongside; here after the others where it cannot fork), the rest here."""
+        wait = self.start(child)
+        try:
+            ok = self.mine(child if wait is not None else 0)
+        finally:
+            theirs = wait() if wait is not None else True
+        return ok and theirs
+
+    def start(self, child: int) -> Callable[[], bool] | None:
+        """The last `child` slices (and, with every slice, the other observations) begun in a forked child; its
+        wait, or None (nothing started: then `mine(0)` is the whole replay)."""
+        if not 0 < child <= CHUNKS:
+            return None
+        return alongside.start(lambda: self.same(CHUNKS - child, CHUNKS) and (child < CHUNKS or self.others()))
+
+    def mine(self, child: int) -> bool:
+        """What a child given `child` slices (started) leaves to this process."""
+        return self.same(0, CHUNKS - child) and (child == CHUNKS or self.others())
+
+    def same(self, lo: int, hi: int) -> bool:
+        """Do the paths of slices lo..hi-1 give their recorded signatures (one stat each)?"""
+        n = len(self.paths)
+        for i in range(lo, hi):
+            try:  # the recording's own signature, one stat per path
+                now = list(map(_SIG, map(_STAT, self.paths[_cut(n, i):_cut(n, i + 1)])))
+            except (OSError, ValueError, TypeError):
+                return False  # a path that was there is gone (or unreadable): changed
+            if _sigs_digest(now) != self._digests[i]:
+                return False
+        return True
+
+    def others(self) -> bool:
+        """The observations that are not a plain stat: lstats, failed stats, listings, links, realpaths, reads."""
+        stats, dirs, links, real, reads = self._rest
+        try:
+            return (all(_stat_sig(path, follow) == sig for (path, follow), sig in stats)
+                    and all(_dir_sig(path) == sig for path, sig in dirs)
+                    and all(_link_sig(path) == sig for path, sig in links)
+                    and all(_real_sig(path) == sig for path, sig in real)
+                    and all(_read_sig(path) == sig for path, sig in reads))
+        except (ValueError, TypeError):
             return False
-        paths = _paths(packed)
-    except (ValueError, EOFError, TypeError, AttributeError):
-        return False
-    if len(paths) != count:
-        return False
-    try:
-        now = list(map(_SIG, map(_STAT, paths)))  # the recording's own signature, one stat per path
-    except (OSError, ValueError, TypeError):
-        return False  # a path that was there is gone (or unreadable): changed
-    if _sigs_digest(now) != sigs:
-        return False
-    try:
-        return (all(_stat_sig(path, follow) == sig for (path, follow), sig in stats)
-                and all(_dir_sig(path) == sig for path, sig in dirs)
-                and all(_link_sig(path) == sig for path, sig in links)
-                and all(_real_sig(path) == sig for path, sig in real)
-                and all(_read_sig(path) == sig for path, sig in reads))
-    except (ValueError, TypeError):
-        return False
