@@ -22,7 +22,8 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
 - server: `Service.search` in one long-lived process as the language server runs it (watcher-style reuse of a
           freshness check a few seconds old), median of 30 calls per query;
 - size:   the index files against the transcripts' bytes.
-Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI / <= 50 ms server, size <= 25 %.
+Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI at 8,000 sessions (<= 200 ms at
+32,000) / <= 50 ms server, size <= 25 %.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         if not a.state:
             _builds(a, corpus, exp, home, state)
         if not a.no_queries:
-            _queries(a, home, state)
+            _queries(a, home, state, sum(exp["counts"].values()))
     finally:
         if not a.state:
             shutil.rmtree(state, ignore_errors=True)
@@ -270,7 +271,12 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
           "(target <= 25 %)")
 
 
-def _queries(a: argparse.Namespace, home: Path, state: Path) -> None:
+def cli_target_ms(sessions: int) -> int:
+    """Issue 17: a warm query's whole CLI process <= 100 ms at 8,000 sessions, <= 200 ms at 32,000."""
+    return 100 if sessions <= 10_000 else 200
+
+
+def _queries(a: argparse.Namespace, home: Path, state: Path, sessions: int) -> None:
     env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
                PYTHONPYCACHEPREFIX=str(PYCACHE))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -286,7 +292,7 @@ def _queries(a: argparse.Namespace, home: Path, state: Path) -> None:
         total = json.loads(p.stdout)["total"] if p.stdout else 0
         print(f"query {q!r} whole CLI process: median {1000 * statistics.median(times[1:]):.0f} ms "
               f"(min {1000 * min(times[1:]):.0f}; CPU median {1000 * statistics.median(cpus[1:]):.0f} ms; "
-              f"{total} sessions match; target <= 100 ms)")
+              f"{total} sessions match; target <= {cli_target_ms(sessions)} ms)")
     for q in QUERIES:
         rows = []
         for _ in range(a.runs):
