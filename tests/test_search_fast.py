@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from segue import alongside
 from segue.paths import StateDir
-from segue.search import alongside, engine, fast, probe
+from segue.search import engine, fast, probe
 from segue.service import Service
 from tests import store_changes
 from tests.store_changes import claude_transcript as _claude_transcript
@@ -49,7 +50,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(params=["serial", "half", "all"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The quick path with its whole freshness check here before the query (serial), or with a forked child
-    replaying half of the probe's stats (half) or all of them (all) beside it (segue.search.alongside). Yields
+    replaying half of the probe's stats (half) or all of them (all) beside it (segue.alongside). Yields
     what each quick answer did: True when a child ran."""
     forked: list[bool] = []
     real = alongside.start
@@ -61,7 +62,7 @@ def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> lis
 
     monkeypatch.setattr(alongside, "start", start)
     if request.param == "serial":
-        monkeypatch.setenv("SEGUE_SEARCH_ALONGSIDE", "0")
+        monkeypatch.setenv("SEGUE_ALONGSIDE", "0")
     else:
         share = probe.CHUNKS // 2 if request.param == "half" else probe.CHUNKS
         monkeypatch.setattr(fast, "_child_share", lambda paths, ms: share)
@@ -457,9 +458,9 @@ def test_no_child_where_a_fork_is_not_safe_or_possible(monkeypatch: pytest.Monke
     import threading
 
     assert alongside.start(lambda: True) is not None  # the control
-    monkeypatch.setenv("SEGUE_SEARCH_ALONGSIDE", "0")
+    monkeypatch.setenv("SEGUE_ALONGSIDE", "0")
     assert alongside.start(lambda: True) is None
-    monkeypatch.delenv("SEGUE_SEARCH_ALONGSIDE")
+    monkeypatch.delenv("SEGUE_ALONGSIDE")
 
     release = _thread.allocate_lock()
     release.acquire()

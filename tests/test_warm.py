@@ -195,12 +195,36 @@ CHANGES = [_grow, _touch, _new_file_in_project, _new_project, _remove_rollout, _
            _cwd]
 
 
+@pytest.fixture(params=["one-process", "two-processes"])
+def replayed_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The probe's stats replayed here alone (SEGUE_ALONGSIDE=0), or half of each group's by a forked child
+    (segue.alongside, from the first stat). Yields [mode, then whether each replay started a child]."""
+    from segue import alongside, replay
+
+    started: list[bool] = [request.param == "two-processes"]
+    real = alongside.start_value
+
+    def start_value(work: Any) -> Any:
+        wait = real(work)
+        started.append(wait is not None)
+        return wait
+
+    monkeypatch.setattr(alongside, "start_value", start_value)
+    if started[0]:
+        monkeypatch.setattr(replay, "SPLIT_MIN", 0)
+    else:
+        monkeypatch.setenv("SEGUE_ALONGSIDE", "0")
+    return started
+
+
 @pytest.mark.parametrize("patching", [False, True], ids=["patch-off", "patch-on"])
 @pytest.mark.parametrize("change", CHANGES, ids=[c.__name__.strip("_") for c in CHANGES])
 def test_after_any_change_the_answer_is_the_full_path_s(root: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        change: Callable[[Path], None], patching: bool) -> None:
+                                                        change: Callable[[Path], None], patching: bool,
+                                                        replayed_in: list[bool]) -> None:
     """With the patch path off (SEGUE_WARM_PATCH=0) a change is never answered from the kept output; with it on
-    (segue.patch, tests/test_warm_patch.py) an answer may come, and is then the full path's byte for byte."""
+    (segue.patch, tests/test_warm_patch.py) an answer may come, and is then the full path's byte for byte.
+    Whether the probe is replayed in one process or two."""
     if not patching:
         monkeypatch.setenv("SEGUE_WARM_PATCH", "0")
     code = Path(warm.__file__).stat()
@@ -226,6 +250,8 @@ def test_after_any_change_the_answer_is_the_full_path_s(root: Path, monkeypatch:
             assert quick(monkeypatch, argv) == ref, argv  # kept again, answered again
     finally:
         os.utime(warm.__file__, ns=(code.st_atime_ns, code.st_mtime_ns))
+    children = replayed_in[1:]
+    assert children and all(children) if replayed_in[0] else not any(children)
 
 
 def test_a_checkout_s_branch_is_re_checked(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -370,3 +396,42 @@ def test_a_damaged_entry_is_never_trusted_and_the_full_path_answers(
     assert quick(monkeypatch, argv) is None  # refused, printing nothing
     assert full(monkeypatch, argv) == ref  # and the full path answers as before, keeping a good entry again
     assert quick(monkeypatch, argv) == ref
+
+
+def test_a_replay_in_two_processes_finds_every_changed_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """replay.changed_in with half of each group's stats replayed by a forked child: the same changed groups as
+    one process finds, for a change in any position of any group (the child's half included)."""
+    import random
+
+    from segue import probe, replay
+
+    files = [tmp_path / f"f{i:02}" for i in range(30)]
+    for f in files:
+        f.write_text("x")
+    groups = {"claude": files[:12], "codex": files[12:13], "gemini": files[13:]}
+    with probe.recording(paused=True) as rec:
+        for g, fs in groups.items():
+            with probe.observe(g):
+                for f in fs:
+                    os.stat(f)
+    blob = rec.dump_groups(str(tmp_path), os.environ)
+    assert blob is not None
+    found = replay.groups_of(blob)
+
+    def changed(split: bool, stop: bool = False) -> set[str] | None:
+        with monkeypatch.context() as m:
+            m.setattr(replay, "SPLIT_MIN", 0 if split else 10**9)
+            return replay.changed_in(found, str(tmp_path), os.environ, stop=stop)
+
+    assert changed(True) == changed(False) == set()  # the control
+    rnd = random.Random(7)
+    for f in files[::3] + files[-1:] + rnd.sample(files, 3):
+        before = f.stat()
+        f.write_text("xy")
+        want = {g for g, fs in groups.items() if f in fs}
+        assert changed(False) == want
+        assert changed(True) == want, f.name  # whichever process replays its stat
+        assert changed(True, stop=True) == want
+        f.write_text("x")
+        os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert changed(True) == set()

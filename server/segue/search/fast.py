@@ -14,7 +14,8 @@ import os
 import sqlite3
 import stat
 
-from segue.search import alongside, probe
+from segue import alongside
+from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
 from segue.search.engine import MAX_LIMIT, SearchResults, answer

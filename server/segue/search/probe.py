@@ -19,6 +19,7 @@ import marshal
 import operator
 import os
 
+from segue import alongside
 from segue.replay import (
     _STAT,
     READ_MAX,
@@ -31,7 +32,6 @@ from segue.replay import (
     env_digest,
 )
 from segue.replay import unchanged as unchanged
-from segue.search import alongside
 
 TYPE_CHECKING = False  # not typing's: a CLI query imports only the replay half (os, marshal, blake2b)
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class Replay:
 
     def fresh(self, child: int = 0) -> bool:
         """Every observation made again: the last `child` slices of the paths by a forked child meanwhile
-        (segue.search.alongside; here after the others where it cannot fork), the rest here."""
+        (segue.alongside; here after the others where it cannot fork), the rest here."""
         wait = self.start(child)
         try:
             ok = self.mine(child if wait is not None else 0)

@@ -1,0 +1,89 @@
+"""Work run in a forked child while this process goes on: a CLI quick answer's replay of its probe, shared.
+
+A quick answer's freshness check is a stat of every file the last full pass saw (~30-50 ms on 8,000 sessions,
+~100-150 ms on 32,000), and a query's ranking can take as long: in one process they add up, on two cores they
+need not. The child only runs `work` (stats and small reads: never the parent's SQLite connection, which must
+not be used across a fork) and writes its marshalled result; any failure in it is no result. Where a fork is
+not safe or possible (not Linux, another thread running, fork or pipe refused) nothing starts and the caller does
+the work itself. SEGUE_ALONGSIDE=0 never forks.
+"""
+
+from __future__ import annotations
+
+import _thread
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+
+def enabled() -> bool:
+    return os.environ.get("SEGUE_ALONGSIDE", "1") != "0"
+
+
+def start(check: Callable[[], bool]) -> Callable[[], bool] | None:
+    """check() begun in a child; returns the wait for its verdict (False on any failure), or None (not started)."""
+    wait = start_value(lambda: check() is True)
+    return None if wait is None else (lambda: wait() is True)
+
+
+def start_value(work: Callable[[], Any]) -> Callable[[], Any] | None:
+    """work() begun in a child; returns the wait for its result (a value marshal can carry; None when the child
+    failed or died), or None when nothing was started."""
+    # a fork copies only the calling thread: another one's locks could be held forever in the child
+    if not enabled() or sys.platform != "linux" or _thread._count() > 0:
+        return None
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # the child: the work, its result, and out without flushing or running the parent's exit handlers
+        out = b"0"
+        try:
+            os.close(r)
+            out = b"1" + marshal.dumps(work())
+        except BaseException:  # a child must reach _exit whatever happened
+            out = b"0"
+        finally:
+            try:
+                view = memoryview(out)
+                while view:
+                    view = view[os.write(w, view):]
+            finally:
+                os._exit(0)
+    os.close(w)
+
+    def wait() -> Any:
+        chunks = []
+        try:
+            while chunk := os.read(r, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(r)
+            _reap(pid)
+        got = b"".join(chunks)
+        if got[:1] != b"1":  # b"" when the child died without a word (a signal)
+            return None
+        try:
+            return marshal.loads(got[1:])
+        except (ValueError, EOFError, TypeError):
+            return None
+
+    return wait
+
+
+def _reap(pid: int) -> None:
+    try:  # (not contextlib.suppress: a warm listing's quick answer does not import contextlib)  # noqa: SIM105
+        os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped already (a SIGCHLD handler of an embedding program)
+        pass
