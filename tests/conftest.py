@@ -101,3 +101,19 @@ def assert_steps_match_scenario(steps: list[Any], stats: Any, want: dict[str, An
     assert stats.damaged_lines == 0 and not stats.problems, (name, stats)
     if want["parent_id"] is None:
         assert steps[-1].kind == "message", name
+
+
+def record_forks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each time segue.alongside is asked for a child from now on: whether one started (True) or not."""
+    from segue import alongside
+
+    started: list[bool] = []
+    real = alongside.start_value
+
+    def start_value(work: Any) -> Any:
+        wait = real(work)
+        started.append(wait is not None)
+        return wait
+
+    monkeypatch.setattr(alongside, "start_value", start_value)
+    return started

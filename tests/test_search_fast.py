@@ -20,6 +20,7 @@ from segue.paths import StateDir
 from segue.search import engine, fast, probe
 from segue.service import Service
 from tests import store_changes
+from tests.conftest import record_forks
 from tests.store_changes import claude_transcript as _claude_transcript
 from tests.store_changes import cline_session as _cline_session
 from tests.store_changes import gemini_project_root as _gemini_project_root
@@ -50,23 +51,15 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(params=["serial", "half", "all"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The quick path with its whole freshness check here before the query (serial), or with a forked child
-    replaying half of the probe's stats (half) or all of them (all) beside it (segue.alongside). Yields
-    what each quick answer did: True when a child ran."""
-    forked: list[bool] = []
-    real = alongside.start
-
-    def start(check: Any) -> Any:
-        wait = real(check)
-        forked.append(wait is not None)
-        return wait
-
-    monkeypatch.setattr(alongside, "start", start)
+    replaying half of the probe's stats (half) or all of them (all) beside it (segue.alongside). Returns
+    [the mode (True: a child), then whether each quick answer's child started]."""
+    forked = record_forks(monkeypatch)
     if request.param == "serial":
         monkeypatch.setenv("SEGUE_ALONGSIDE", "0")
     else:
         share = probe.CHUNKS // 2 if request.param == "half" else probe.CHUNKS
         monkeypatch.setattr(fast, "_child_share", lambda paths, ms: share)
-    forked.append(request.param != "serial")  # [0]: the mode; the rest: each query's fork
+    forked.insert(0, request.param != "serial")  # (the spy appends after it)
     return forked
 
 

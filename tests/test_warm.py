@@ -24,6 +24,7 @@ from segue import cli, warm
 from segue.paths import StateDir
 from segue.tokens import Registry
 from tests import store_changes
+from tests.conftest import record_forks
 from tests.store_changes import claude_transcript as _claude_transcript
 from tests.store_changes import cline_session as _cline_session
 from tests.store_changes import gemini_project_root as _gemini_project_root
@@ -198,18 +199,11 @@ CHANGES = [_grow, _touch, _new_file_in_project, _new_project, _remove_rollout, _
 @pytest.fixture(params=["one-process", "two-processes"])
 def replayed_in(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """The probe's stats replayed here alone (SEGUE_ALONGSIDE=0), or half of each group's by a forked child
-    (segue.alongside, from the first stat). Yields [mode, then whether each replay started a child]."""
-    from segue import alongside, replay
+    (segue.alongside, from the first stat). Returns [the mode (True: two), then whether each child started]."""
+    from segue import replay
 
-    started: list[bool] = [request.param == "two-processes"]
-    real = alongside.start_value
-
-    def start_value(work: Any) -> Any:
-        wait = real(work)
-        started.append(wait is not None)
-        return wait
-
-    monkeypatch.setattr(alongside, "start_value", start_value)
+    started = record_forks(monkeypatch)
+    started.insert(0, request.param == "two-processes")  # (the spy appends after it)
     if started[0]:
         monkeypatch.setattr(replay, "SPLIT_MIN", 0)
     else:
