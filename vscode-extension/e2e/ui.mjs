@@ -8,7 +8,7 @@ import {
   waitFor, writeSettings,
 } from './lib.mjs';
 import {
-  activeEditorContains, activeEditorLines, activeTab, clickDialogButton, dialog, pickRow, quickPick, quiet, rowsText,
+  activeEditorContains, activeEditorLines, activeTab, clickDialogButton, dialog, openQuickPick, pickRow, quickPick, quiet, rowsText,
   rowWith, runCommand, text,
 } from './workbench.mjs';
 
@@ -322,8 +322,8 @@ try {
 
   await steps.step('Resume in Another Runtime explains a missing CLI with its install command', async () => {
     const s = plain;
-    await runCommand(page, 'Segue: Resume in Another Runtime');
-    await quickPick(page, 'Resume in another runtime');
+    // (the steps before started terminals, which may take the focus from the picker: openQuickPick reopens it)
+    await openQuickPick(page, 'Segue: Resume in Another Runtime', 'Resume in another runtime');
     await pick(s);
     await quickPick(page, 'Continue');
     await pickRow(page, 'Cline', ['Cline']);

@@ -53,6 +53,28 @@ export async function quickPick(page, title, { rows = true } = {}) {
   return page.locator('.quick-input-widget input');
 }
 
+/**
+ * Run a palette command and wait for its quick pick's rows. A terminal that a step before started can take the
+ * focus a few seconds later, and a quick pick closes when it loses the focus: then the command runs once more.
+ */
+export async function openQuickPick(page, command, title) {
+  for (let attempt = 1; ; attempt++) {
+    await runCommand(page, command);
+    const widget = page.locator('.quick-input-widget');
+    const rows = page.locator('.quick-input-list .monaco-list-row').first();
+    await quickPick(page, title, { rows: false });
+    const t0 = Date.now();
+    const got = await Promise.race([
+      rows.waitFor({ state: 'visible', timeout: budget(30_000) }).then(() => 'rows'),
+      widget.waitFor({ state: 'hidden', timeout: budget(30_000) }).then(() => 'hidden'),
+    ]).catch((e) => {
+      throw new Error(`quick pick "${title}" showed no rows within ${Date.now() - t0} ms: ${e.message.split('\n')[0]}`);
+    });
+    if (got === 'rows') return page.locator('.quick-input-widget input');
+    if (attempt >= 2) throw new Error(`quick pick "${title}" closed twice before its rows appeared (the focus moved)`);
+  }
+}
+
 export async function rowsText(page) {
   return page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
 }
