@@ -23,7 +23,7 @@ from segue.search.index import FILE_NAME, SearchIndex
 
 TYPE_CHECKING = False  # not typing's, nor pathlib (~4 ms of a CLI query): paths here are str
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
 # The cost model that shares the freshness check with a child (measured on 8,000 and 32,000 sessions, CLI):
@@ -61,15 +61,11 @@ def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None
         if runtimes and not all(idx.has_runtime(r) for r in runtimes):
             return None  # only the registry (the full path) says whether an id names a runtime at all
         digest = R.reader_digest(idx.meta("redact_env"), idx.meta("salt"), environ)
-        # the freshness check and the query side by side: a forked child replays some of the stats meanwhile
-        child = _child_share(len(replay.paths), _query_ms(idx, parsed.fts()))
-        wait = replay.start(child)
-        try:
-            ok = replay.mine(child if wait is not None else 0)
-            res = answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest) if ok else None
-        finally:
-            theirs = wait() if wait is not None else True
-        return res if theirs else None  # an answer is kept only if every observation proved the index fresh
+        # the freshness check and the query side by side: a forked child replays some of the stats meanwhile;
+        # an answer is kept only if every observation proved the index fresh
+        child = _child_share(len(replay.paths), lambda: _query_ms(idx, parsed.fts()))
+        return replay.when_fresh(
+            child, lambda: answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest))
     except sqlite3.Error:
         return None
     finally:
@@ -78,18 +74,18 @@ def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None
 
 def _query_ms(idx: SearchIndex, match: str) -> float:
     """About what ranking this query costs here, from how many steps it matches (counted up to QUERY_ROWS_MAX)."""
-    if not alongside.enabled():
-        return 0.0
     row = idx.connection().execute("SELECT count(*) FROM (SELECT 1 FROM docs WHERE docs MATCH ? LIMIT ?)",
                                    (match, QUERY_ROWS_MAX)).fetchone()
     return QUERY_MS_FIXED + (row[0] if row else 0) * QUERY_MS_PER_ROW
 
 
-def _child_share(paths: int, query_ms: float) -> int:
+def _child_share(paths: int, estimate: Callable[[], float]) -> int:
     """How many of the probe's slices a child should replay so that both processes finish about together:
-    this one has the query and its own slices, the child the rest and the fork. 0: no child."""
+    this one has the query (`estimate()` ms, asked only when a child could help) and its own slices, the child
+    the rest and the fork. 0: no child."""
     if not alongside.enabled() or paths < SPLIT_MIN_PATHS:
         return 0
+    query_ms = estimate()
     per = paths * STAT_MS / probe.CHUNKS
     best, share = query_ms + probe.CHUNKS * per, 0
     for k in range(1, probe.CHUNKS + 1):

@@ -23,11 +23,7 @@ from segue import alongside
 from segue.replay import (
     _STAT,
     READ_MAX,
-    _dir_sig,
-    _link_sig,
-    _read_sig,
-    _real_sig,
-    _stat_sig,
+    _same,
     blake2b,
     env_digest,
 )
@@ -36,9 +32,11 @@ from segue.replay import unchanged as unchanged
 TYPE_CHECKING = False  # not typing's: a CLI query imports only the replay half (os, marshal, blake2b)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeVar
 
     from segue.probe import Recording
+
+    T = TypeVar("T")
 
 # and, through __getattr__ on first use, Recording and recording
 __all__ = ["READ_MAX", "_STAT", "enabled", "env_digest", "fresh", "pack", "unchanged"]
@@ -145,12 +143,17 @@ class Replay:
     def fresh(self, child: int = 0) -> bool:
         """Every observation made again: the last `child` slices of the paths by a forked child meanwhile
         (segue.alongside; here after the others where it cannot fork), the rest here."""
+        return self.when_fresh(child, lambda: True) is True
+
+    def when_fresh(self, child: int, work: Callable[[], T]) -> T | None:
+        """work() run here after this process's share of the replay, while a forked child replays the last
+        `child` slices; its result when every observation holds, else None."""
         wait = self.start(child)
         try:
-            ok = self.mine(child if wait is not None else 0)
+            res = work() if self.mine(child if wait is not None else 0) else None
         finally:
             theirs = wait() if wait is not None else True
-        return ok and theirs
+        return res if theirs else None
 
     def start(self, child: int) -> Callable[[], bool] | None:
         """The last `child` slices (and, with every slice, the other observations) begun in a forked child; its
@@ -177,12 +180,7 @@ class Replay:
 
     def others(self) -> bool:
         """The observations that are not a plain stat: lstats, failed stats, listings, links, realpaths, reads."""
-        stats, dirs, links, real, reads = self._rest
         try:
-            return (all(_stat_sig(path, follow) == sig for (path, follow), sig in stats)
-                    and all(_dir_sig(path) == sig for path, sig in dirs)
-                    and all(_link_sig(path) == sig for path, sig in links)
-                    and all(_real_sig(path) == sig for path, sig in real)
-                    and all(_read_sig(path) == sig for path, sig in reads))
+            return _same(*self._rest)
         except (ValueError, TypeError):
             return False
