@@ -4,6 +4,7 @@ only the querying process knows is still redacted). On copies of the stores the 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -500,3 +501,31 @@ def test_a_change_in_any_slice_is_seen_whichever_process_replays_it(tmp_path: Pa
             assert not replay.fresh(child), (f.name, child)
             mine = probe.CHUNKS - child
             assert replay.same(0, mine) == (where >= mine)  # this process sees it only in its own slices
+
+
+def test_the_stores_stay_as_they_were_when_a_child_replays_the_probes(root: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quick search and the warm listing with a forked child replaying the stats (every share the search
+    uses, each group's half for the listing): no byte, name or time of any store changes, `-shm` included."""
+    from segue import cli, replay, warm
+    from tests.test_cli_real import snapshot
+
+    forked = record_forks(monkeypatch)
+    stores = [root / rt for rt in ("claude", "codex", "opencode", "cline", "gemini") if (root / rt).exists()]
+    assert stores
+    cli_service(root).search("files")
+    monkeypatch.setenv("SEGUE_HOME", str(root / "segue"))
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert cli.main(["list", "--json"]) == 0  # kept for the warm answer
+    before = {str(s): snapshot(s) for s in stores}
+    monkeypatch.setattr(replay, "SPLIT_MIN", 0)
+    for share in (1, probe.CHUNKS // 2, probe.CHUNKS):
+        monkeypatch.setattr(fast, "_child_share", lambda paths, ms, share=share: share)
+        assert quick(root, "files") is not None
+        assert warm.answer(["list", "--json"]) == 0
+    assert forked and all(forked)
+    assert {str(s): snapshot(s) for s in stores} == before
+    victim = next(p for p in (root / "claude").rglob("*.jsonl"))
+    with open(victim, "a") as f:  # the control: the snapshot sees a store that changed
+        f.write("\n")
+    assert {str(s): snapshot(s) for s in stores} != before
