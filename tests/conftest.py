@@ -14,6 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NETGUARD = Path(__file__).resolve().parent / "netguard"
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
+# stores other versions of a runtime wrote (newer than its pin in tests/realruntimes/install.sh), same layout
+REAL_VERSIONS = REAL.parent / "real-versions"
 
 # In this process and every Python child the tests start: loopback-only networking.
 sys.path.insert(0, str(NETGUARD))
@@ -34,8 +36,9 @@ def _segue_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def real_fixture(runtime: str) -> tuple[Path, dict[str, Any]]:
-    """(fixture dir, expected.json) of a store written by the real runtime. Fails when missing."""
-    d = REAL / runtime
+    """(fixture dir, expected.json) of a store written by the real runtime. Fails when missing. `runtime` may
+    name another version's store kept beside the pinned one (REAL_VERSIONS, e.g. "claude-2.1.332")."""
+    d = REAL_VERSIONS / runtime if (REAL_VERSIONS / runtime).is_dir() else REAL / runtime
     exp = d / "expected.json"
     if not exp.is_file():
         pytest.fail(f"real-runtime fixture missing: {exp} "

@@ -30,7 +30,7 @@ from segue.listing import reader_for
 from segue.model import ReadStats
 from segue.stores import RUNTIMES
 from segue.stores.base import Env
-from tests.conftest import REAL
+from tests.conftest import REAL, REAL_VERSIONS
 
 VARIANTS = ("compact", "spaced", "indent", "reversed", "sort_keys", "crlf", "bom", "blank_lines", "torn")
 SERIAL = {"compact", "spaced", "indent", "reversed", "sort_keys"}  # the ones that re-encode each record
@@ -193,10 +193,10 @@ def _pinned(store: Store) -> Store:
     return store
 
 
-def _real(rt: str) -> Callable[[Path], Store]:
+def _real(rt: str, root: Path = REAL) -> Callable[[Path], Store]:
     def build(tmp: Path) -> Store:
-        exp = json.loads((REAL / rt / "expected.json").read_text())
-        shutil.copytree(REAL / rt / "home", tmp / "home", symlinks=True)
+        exp = json.loads((root / rt / "expected.json").read_text())
+        shutil.copytree(root / rt / "home", tmp / "home", symlinks=True)
         env = exp.get("env", {})
         return Store(tmp, env.get("HOME", "home"), {k: v for k, v in env.items() if k != "HOME"})
     return build
@@ -295,6 +295,7 @@ def _tooljson(tmp: Path) -> Store:
 
 STORES: dict[str, tuple[tuple[str, ...], Callable[[Path], Store]]] = {
     **{f"real-{rt}": ((rt,), _real(rt)) for rt in RUNTIMES},
+    "real-claude-2.1.332": (("claude",), _real("claude-2.1.332", REAL_VERSIONS)),
     "hand-claude-C1": (("claude",), _claude_hand("C1")),
     "hand-claude-C2": (("claude",), _claude_hand("C2")),
     "hand-claude-C3": (("claude",), _claude_hand("C3")),

@@ -874,14 +874,20 @@ def test_summaries_are_cheap(tmp_path: Path) -> None:
 # The store the real Claude Code wrote
 
 
-def _real() -> tuple[ClaudeReader, dict[str, Any], dict[str, Session]]:
-    env, exp, _ = load_fixture("claude")
+# the pinned version's store, and the newest one's (2.1.3xx: api-request records, ~57 KB prompt snapshots that
+# push a one-turn session's reply out of the tail)
+REAL_STORES = ("claude", "claude-2.1.332")
+
+
+def _real(name: str = "claude") -> tuple[ClaudeReader, dict[str, Any], dict[str, Session]]:
+    env, exp, _ = load_fixture(name)
     r = ClaudeReader(env)
     return r, exp, listing(r)
 
 
-def test_real_fixture_sessions() -> None:
-    _r, exp, got = _real()
+@pytest.mark.parametrize("name", REAL_STORES)
+def test_real_fixture_sessions(name: str) -> None:
+    _r, exp, got = _real(name)
     assert exp["sessions"], "expected.json lists no sessions"
     for e in exp["sessions"]:
         assert e["id"] in got, f"{e['id']} not listed; got {sorted(got)}"
@@ -897,10 +903,21 @@ def test_real_fixture_sessions() -> None:
         else:
             assert s.resumable and s.resume_blocker is None
             assert s.model, e["id"]
+        # the last activity is the latest timestamp of the whole file (every record decoded)
+        assert s.updated_at == _latest_time(s.store_path), e["id"]
 
 
-def test_real_fixture_steps() -> None:
-    r, exp, got = _real()
+def _latest_time(path: str) -> float | None:
+    from segue.model import parse_time
+
+    times = [parse_time(json.loads(line).get("timestamp")) for line in Path(path).read_bytes().splitlines()
+             if line.strip()]
+    return max((t for t in times if t is not None), default=None)
+
+
+@pytest.mark.parametrize("name", REAL_STORES)
+def test_real_fixture_steps(name: str) -> None:
+    r, exp, got = _real(name)
     for e in exp["sessions"]:
         s = got[e["id"]]
         steps, stats = all_steps(r, s)
@@ -911,9 +928,10 @@ def test_real_fixture_steps() -> None:
             assert steps[0].kind == "request" and steps[0].text == e["first_request"]
 
 
-def test_real_fixture_read_only(tmp_path: Path) -> None:
-    r, _exp, _got = _real()
-    d, _ = real_fixture("claude")
+@pytest.mark.parametrize("name", REAL_STORES)
+def test_real_fixture_read_only(name: str) -> None:
+    r, _exp, _got = _real(name)
+    d, _ = real_fixture(name)
     before = snapshot(d)
     exercise(r)
     assert snapshot(d) == before
@@ -1279,3 +1297,125 @@ def test_unrecognised_lines_and_unreadable_arguments_are_reported(tmp_path: Path
     _working_session().write(d / f"{SID}.jsonl")
     steps, stats = all_steps(r, listing(r)[SID])
     assert stats.problems == [] and stats.unrecognised_lines == 0 and len(steps) > 5
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading back before the tail (summary.Scan.reach): the tail holds no timestamp and no model
+
+def _reach_file(path: Path, rng: Any, line_max: int) -> tuple[float | None, str | None]:
+    """A transcript whose head has the request, whose tail (and the line it cuts) has neither a time nor a model,
+    and whose middle has records of rising times, some assistant replies and some lines longer than `line_max`
+    (skipped when read back). Returns the time and model a backward read of the middle's whole lines gives."""
+    from segue.stores.base import HEAD_BYTES, TAIL_BYTES
+
+    t0 = 1_790_000_000.0
+
+    def ts(i: int) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0 + i)) + ".000Z"
+
+    def rec(i: int, kind: str, size: int) -> bytes:
+        d: dict[str, Any] = {"type": kind, "timestamp": ts(i), "cwd": "/w", "sessionId": "s", "gitBranch": f"b{i}"}
+        if kind == "assistant":
+            d["message"] = {"role": "assistant", "model": f"model-{i}", "content": [{"type": "text", "text": "ok"}]}
+        elif kind == "user":
+            d["message"] = {"role": "user", "content": "please do the thing"}
+        d["pad"] = "x" * size
+        return json.dumps(d, separators=(",", ":")).encode() + b"\n"
+
+    lines = [rec(0, "user", 100)]
+    while sum(map(len, lines)) < HEAD_BYTES + 5000:
+        lines.append(rec(0, "attachment", rng.randrange(50, 4000)))
+    head_len = sum(map(len, lines))
+    middle: list[bytes] = []
+    for i in range(1, rng.randrange(5, 60)):
+        kind = rng.choice(["assistant", "attachment", "attachment", "user"])
+        size = rng.choice([rng.randrange(10, 3000), rng.randrange(10, 3000), line_max + rng.randrange(1, 5000)])
+        middle.append(rec(i, kind, size))
+    if rng.random() < 0.5:  # a line without a time or model, as 2.1.3xx's snapshots are not
+        middle.append(b'{"type":"api-request-blob","pad":"' + b"y" * rng.randrange(10, 3000) + b'"}\n')
+    # the tail: records with no time or model, after a line longer than the tail (the tail starts inside it)
+    tail = [json.dumps({"type": "attachment-ish", "pad": "z" * (TAIL_BYTES + rng.randrange(1, 20000))}).encode()
+            + b"\n", b'{"type":"last-prompt","lastPrompt":"p"}\n', b'{"type":"cost-state","totalCostUSD":0}\n']
+    path.write_bytes(b"".join(lines + middle + tail))
+    # every whole line after the head's whole lines and before the tail's first whole line, last first
+    del head_len
+    seen = [ln for ln in reversed([*middle, tail[0]]) if len(ln) - 1 <= line_max]  # lines longer are skipped
+    when = model = None
+    for ln in seen:
+        d = json.loads(ln)
+        if when is None and "timestamp" in d:
+            when = d["timestamp"]
+        if model is None and d.get("type") == "assistant":
+            model = d["message"]["model"]
+        if when and model:
+            break
+    from segue.model import parse_time
+
+    return parse_time(when), model
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_reach_back_before_the_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    import random
+
+    from segue.stores.claude import summary as S
+
+    rng = random.Random(seed)
+    line_max = rng.choice([2_000, 60_000])
+    monkeypatch.setattr(S, "REACH_FIRST", rng.choice([97, 512, 4096, 65536]))
+    monkeypatch.setattr(S, "REACH_WINDOW_MAX", rng.choice([1024, 8192, 1 << 20]))
+    monkeypatch.setattr(S, "REACH_LINE_MAX", line_max)
+    path = tmp_path / "projects" / "-w" / "0f180e77-a094-429d-a461-8915560f2f07.jsonl"
+    path.parent.mkdir(parents=True)
+    when, model = _reach_file(path, rng, line_max)
+    got = {}
+    for fast in ("1", "0"):
+        r = ClaudeReader(Env(home=tmp_path, environ={"SEGUE_FAST_PATHS": fast}))
+        from segue.stores.base import Source
+
+        (s,) = r.summarize(Source(runtime="claude", path=str(path), fingerprint=()))
+        got[fast] = (s.updated_at, s.model, s.branch, s.problems)
+        assert s.problems == []
+        assert s.model == model
+        # no time read back: the head's (its records' time is t0), never a later one
+        assert s.updated_at == (when if when is not None else 1_790_000_000.0)
+    assert got["1"] == got["0"]
+
+
+def test_reach_back_stops_at_its_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from segue.stores.claude import summary as S
+
+    path = tmp_path / "t.jsonl"
+    _reach_file(path, random.Random(5), 1 << 20)
+    monkeypatch.setattr(S, "REACH_LIMIT", 1000)  # less than the line the tail cuts: nothing whole read back
+    from segue.stores.base import Source
+
+    source = Source(runtime="claude", path=str(path), fingerprint=())
+    (s,) = ClaudeReader(Env(home=tmp_path, environ={})).summarize(source)
+    assert s.model is None and s.updated_at == 1_790_000_000.0 and s.locator["read_back"] == 1000
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_model_announced_before_any_reply(tmp_path: Path, fast: str) -> None:
+    """2.1.3xx tells the agent its model in an attachment before the first reply: a session stopped before any
+    reply still names its model; a later reply's model wins over an earlier announcement."""
+    from segue.stores.base import Source
+
+    def att(model: str) -> dict[str, Any]:
+        return {"type": "attachment", "timestamp": "2026-12-03T10:00:01.000Z", "cwd": "/w", "sessionId": "s",
+                "attachment": {"type": "model", "identity": {"modelId": model, "marketingName": None},
+                               "text": f"You are powered by the model {model}."}}
+
+    user = {"type": "user", "timestamp": "2026-12-03T10:00:00.000Z", "cwd": "/w", "sessionId": "s",
+            "message": {"role": "user", "content": "fix the build"}}
+    reply = {"type": "assistant", "timestamp": "2026-12-03T10:00:02.000Z", "cwd": "/w", "sessionId": "s",
+             "message": {"role": "assistant", "model": "model-b", "content": [{"type": "text", "text": "ok"}]}}
+    for records, want in (([user, att("model-a")], "model-a"), ([user, att("model-a"), reply], "model-b"),
+                          ([user, reply, att("model-c")], "model-c")):
+        path = tmp_path / "0f180e77-a094-429d-a461-8915560f2f07.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        reader = ClaudeReader(Env(home=tmp_path, environ={"SEGUE_FAST_PATHS": fast}))
+        (s,) = reader.summarize(Source(runtime="claude", path=str(path), fingerprint=()))
+        assert s.model == want

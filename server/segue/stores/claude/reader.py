@@ -44,7 +44,11 @@ class ClaudeReader(Discovery):
         scan = Scan(is_sub=is_sub, fast=self.fast)
         if size == 0 or (not tail and not head.removeprefix(BOM).strip()):
             s.problems.append("empty file")  # nothing but a byte-order mark or blank lines counts too
-        scan.feed(head, tail)
+        scan.feed(head, tail, path, size)
+        if scan.reached:
+            s.locator["read_back"] = scan.reached
+        if scan.reach_problem:
+            s.problems.append(scan.reach_problem)
         if (scan.first_request is None or scan.cwd is None) and tail:
             scan.deep(path, s)  # the file is larger than head + tail: the fact may lie in between
         scan.check_summary()

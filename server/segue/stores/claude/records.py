@@ -97,7 +97,15 @@ def plural(n: int, noun: str) -> str:
 
 
 def model_of(rec: dict[str, Any]) -> str | None:
-    if rec.get("type") != "assistant":
+    """The model a reply came from, or (2.1.3xx) the one an attachment of type `model` announces to the agent
+    ("You are powered by the model …": at the start, before any reply)."""
+    t = rec.get("type")
+    if t == "attachment":
+        att = rec.get("attachment")
+        ident = att.get("identity") if isinstance(att, dict) and att.get("type") == "model" else None
+        m = ident.get("modelId") if isinstance(ident, dict) else None
+        return m if isinstance(m, str) and m else None
+    if t != "assistant":
         return None
     msg = rec.get("message")
     m = msg.get("model") if isinstance(msg, dict) else None

@@ -1,6 +1,10 @@
 """Claude Code listing facts from a transcript's head and tail: first request, cwd, times, branch, model,
 title. With fast paths on, a line is decoded only when it holds a key or value the fact needs (a necessary
-condition, whatever the spacing or key order); with them off, every line read is decoded."""
+condition, whatever the spacing or key order); with them off, every line read is decoded.
+
+When the tail holds no timestamped record or no model (Claude Code 2.1.3xx ends a turn with a prompt snapshot
+of ~57 KB, then records without a timestamp), the lines before the tail are read backward until both are found
+(`Scan.reach`, at most REACH_LIMIT bytes), the same way in both modes."""
 
 from __future__ import annotations
 
@@ -13,11 +17,17 @@ from segue.stores.claude.records import Replaced, bounded_lines, decode, model_o
 from segue.stores.text import BOM, cap, open_regular
 
 DEEP_LIMIT = 64 * 1024 * 1024  # how far a summary may read when the first request lies past the head
+REACH_LIMIT = 16 * 1024 * 1024  # how far back before the tail a summary may read for the last time and model
+REACH_FIRST = 64 * 1024  # the first window read back; each next one twice as large, up to REACH_WINDOW_MAX
+REACH_WINDOW_MAX = 1024 * 1024
+REACH_LINE_MAX = 1024 * 1024  # a longer line met reading back is skipped, not held (bounded memory)
 # types Claude Code writes (any of them makes a file a Claude Code transcript)
 KNOWN_TYPES = frozenset({
     "user", "assistant", "attachment", "system", "progress", "summary", "custom-title", "ai-title",
     "queue-operation", "file-history-snapshot", "last-prompt", "mode", "tag", "agent-name", "pr-link",
     "worktree-state", "content-replacement", "marble-origami-commit", "marble-origami-snapshot",
+    # 2.1.3xx
+    "atis-latch", "api-request-shape", "api-request-blob", "api-request", "cost-state", "tools-used",
 })
 
 
@@ -91,6 +101,9 @@ class Scan:
     damaged: int = 0
     bad_utf8: int = 0
     recognised: int = 0
+    reached: int = 0  # bytes read back before the tail (`reach`)
+    reach_problem: str | None = None
+    _branch_done: bool = False
     _memo: dict[tuple[int, int], dict[str, Any] | None] = field(default_factory=dict)
     _chunks: list[Chunk] = field(default_factory=list)
 
@@ -111,8 +124,11 @@ class Scan:
         self._memo[key] = rec
         return rec
 
-    def feed(self, head: bytes, tail: bytes) -> None:
-        if head.startswith(BOM):
+    def feed(self, head: bytes, tail: bytes, path: str | None = None, size: int | None = None) -> None:
+        """`path` and `size` (the file the head and tail were read from) let the scan read back before the
+        tail when the tail lacks the last time or model."""
+        bom = 3 if head.startswith(BOM) else 0
+        if bom:
             head = head[3:]
         chunks = [Chunk(head, is_tail=False, whole=not tail)]
         if tail:
@@ -157,29 +173,86 @@ class Scan:
             if rec is not None:
                 self._title_rec(rec)
         # Backward from the end: last activity, latest non-empty branch, latest model.
-        branch_done = False
-        for ci in range(len(chunks) - 1, -1, -1):
-            c = chunks[ci]
-            for start, stop in c.backward():
-                if fast and self.updated_at is not None and branch_done and self.model is not None:
+        if tail:
+            if self._backward(1, chunks[1]):
+                return
+            if path is not None and size is not None and (self.updated_at is None or self.model is None):
+                # the lines between the head's whole lines and the tail's first whole line
+                lo, hi = bom + h.end, size - len(tail) + chunks[1].first
+                for ci, c in enumerate(self._reach(path, lo, hi), start=2):
+                    if self._backward(ci, c, reach=True):
+                        break
+                if self._done():
                     return
-                if fast and not (self.updated_at is None and c.buf.find(b'"timestamp"', start, stop) >= 0) \
-                        and not (self.model is None and c.buf.find(b'"model"', start, stop) >= 0) \
-                        and (branch_done or not _may_name_branch(c.buf, start, stop)):
-                    continue  # nothing this line could add: leave it undecoded
-                rec = self._rec(ci, c, start, stop)
-                if rec is None:
-                    continue
-                ts = parse_time(rec.get("timestamp"))
-                if ts is not None and (self.updated_at is None or ts > self.updated_at):
-                    self.updated_at = ts  # records are not strictly time-ordered (attachments): keep the max
-                if not branch_done:
-                    b = rec.get("gitBranch")
-                    if isinstance(b, str) and b:
-                        self.branch = None if b == "HEAD" else b  # detached HEAD names no branch
-                        branch_done = True
-                if self.model is None:
-                    self.model = model_of(rec)
+        self._backward(0, h)
+
+    def _done(self) -> bool:
+        return self.fast and self.updated_at is not None and self._branch_done and self.model is not None
+
+    def _backward(self, ci: int, c: Chunk, reach: bool = False) -> bool:
+        """The lines of `c`, last first; True when nothing more is needed (fast paths only: the reference
+        reads on). `reach`: True as well once the time and model are known, in both modes (how far back the
+        scan reads before the tail must not depend on the mode)."""
+        for start, stop in c.backward():
+            if self._done():
+                return True
+            if reach and self.updated_at is not None and self.model is not None:
+                return True
+            if reach and stop - start > REACH_LINE_MAX:
+                continue  # as a line too long to hold while reading back is (whatever the windows)
+            if self.fast and not (self.updated_at is None and c.buf.find(b'"timestamp"', start, stop) >= 0) \
+                    and not (self.model is None and c.buf.find(b'"model"', start, stop) >= 0) \
+                    and (self._branch_done or not _may_name_branch(c.buf, start, stop)):
+                continue  # nothing this line could add: leave it undecoded
+            rec = self._rec(ci, c, start, stop)
+            if rec is None:
+                continue
+            ts = parse_time(rec.get("timestamp"))
+            if ts is not None and (self.updated_at is None or ts > self.updated_at):
+                self.updated_at = ts  # records are not strictly time-ordered (attachments): keep the max
+            if not self._branch_done:
+                b = rec.get("gitBranch")
+                if isinstance(b, str) and b:
+                    self.branch = None if b == "HEAD" else b  # detached HEAD names no branch
+                    self._branch_done = True
+            if self.model is None:
+                self.model = model_of(rec)
+        return self._done() or (reach and self.updated_at is not None and self.model is not None)
+
+    def _reach(self, path: str, lo: int, hi: int) -> Iterator[Chunk]:
+        """Chunks of the whole lines in [lo, hi) of the file, the last first, read back in growing windows. A
+        line cut by REACH_LIMIT is left out, as a head leaves out its cut last line, and so is a line longer
+        than REACH_LINE_MAX (its bytes are passed over, never held)."""
+        if hi <= lo:
+            return
+        try:
+            with open_regular(path) as f:
+                pos, window = hi, REACH_FIRST
+                carry: bytes | None = b""  # the later part of a line that began before the window; None: skipped
+                while pos > lo and self.reached < REACH_LIMIT:
+                    start = max(lo, pos - window, pos - (REACH_LIMIT - self.reached))
+                    f.seek(start)
+                    data = f.read(pos - start)
+                    if len(data) != pos - start:
+                        self.reach_problem = "the file shrank while it was read back"
+                        return
+                    self.reached += len(data)
+                    pos, window = start, min(2 * window, REACH_WINDOW_MAX)
+                    # before the first newline: the end of a line that began earlier (unless at lo, a line start)
+                    cut = 0 if start == lo else data.find(b"\n") + 1
+                    if start > lo and cut == 0:  # no line starts here: the long line goes on
+                        if carry is not None:
+                            carry = data + carry
+                            if len(carry) > REACH_LINE_MAX + 1:  # the line and its newline
+                                carry = None
+                        continue
+                    # a skipped line starts after this window's last newline
+                    buf = data[cut:data.rfind(b"\n") + 1] if carry is None else data[cut:] + carry
+                    carry = data[:cut]
+                    if buf:
+                        yield Chunk(buf, is_tail=False, whole=False)
+        except OSError as e:
+            self.reach_problem = f"could not read back before the tail: {e.strerror or e}"
 
     def unrecognised(self) -> int:
         """Non-blank lines read when none of them is a Claude Code record (0 when one is): decodes the
