@@ -144,7 +144,7 @@ def test_a_version_change_rebuilds_the_index_with_every_table(tmp_path: Path,
     assert index.load(state) == {}  # never trusted
     with sqlite3.connect(index.path_of(state)) as db:
         tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.VERSION
+        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.version(state.cache)
         assert db.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
     assert tables == {"meta", "sources"}
     assert index.save(state, {"claude\0/b": _entry("b", 1)}, [])
@@ -231,3 +231,48 @@ def test_stream_writes_batched_rows_all_at_once_or_not_at_all(tmp_path: Path, mo
         st.put(f"claude\0/src{k}", ((1, k),), None, None, blob)
     st.abort()
     assert sorted(index.load(state)) == [f"claude\0/src{k}" for k in range(5)]
+
+
+def test_new_code_reads_every_source_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an older Segue's readers made of a file that did not change is not trusted by a newer one (its
+    `__version__` may be the same): the index is keyed to the code's stamp."""
+    from segue import codestamp
+
+    state = StateDir(tmp_path / "state")
+    assert index.save(state, {"claude\0/a": _entry("a", 3)}, [])
+    assert "claude\0/a" in index.load(state)
+    monkeypatch.setitem(codestamp._memo, "stamp", "0123456789abcdef")  # another build of Segue
+    assert index.load(state) == {}
+    with sqlite3.connect(index.path_of(state)) as db:
+        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0].endswith("/0123456789abcdef")
+
+
+def test_code_stamp_is_of_contents_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue import codestamp
+
+    mods = tmp_path / "pkg"
+    (mods / "sub").mkdir(parents=True)
+    (mods / "a.py").write_text("A = 1\n")
+    (mods / "sub" / "b.py").write_text("B = 2\n")
+    (mods / "notes.txt").write_text("not code\n")
+    monkeypatch.setattr(codestamp, "_ROOT", str(mods))
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+
+    def fresh(kept: Path | None = cache) -> str:
+        codestamp._memo.clear()
+        return codestamp.stamp(kept)
+
+    first = fresh()
+    assert (cache / codestamp.FILE_NAME).stat().st_mode & 0o777 == 0o600
+    assert fresh() == first and fresh(None) == first
+    (mods / "notes.txt").write_text("changed, still not code\n")
+    assert fresh() == first
+    (mods / "sub" / "b.py").write_text("B = 3\n")  # same size, other bytes
+    assert fresh() != first
+    (mods / "sub" / "b.py").write_text("B = 2\n")
+    assert fresh() == first  # the same code installed again (other times): the same stamp
+    # a kept stamp is taken only when every module's signature matches
+    (cache / codestamp.FILE_NAME).write_text("ffffffffffffffff\nnot the signatures")
+    assert fresh() == first
+    codestamp._memo.clear()

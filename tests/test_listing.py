@@ -167,7 +167,7 @@ def test_damaged_cache_is_rebuilt(tmp_path: Path, dir_reader: type[DirReader]) -
     out = scan(Env(home=tmp_path / "home"), state, ["claude"])
     assert [s.id for s in out.sessions] == ["a"]
     with sqlite3.connect(state.cache / "index.sqlite") as db:
-        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.VERSION
+        assert db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0] == index.version(state.cache)
         (blob,) = db.execute("SELECT sessions FROM sources").fetchone()
     assert [d["id"] for d in index.sessions_of(blob)] == ["a"]
 

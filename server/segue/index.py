@@ -46,7 +46,7 @@ from segue.paths import StateDir
 # 2: titles and first requests are stored redacted; 3: one sessions blob and a reader state per source;
 # 4: the sessions blob as (field names, rows of values)
 SCHEMA = 4
-VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION = f"{SCHEMA}/py{sys.version_info[0]}.{sys.version_info[1]}"  # and the code's stamp (`version()`)
 BUSY_MS = 2000
 FILE = "index.sqlite"
 
@@ -63,6 +63,14 @@ on_replace: list[Callable[[sqlite3.Connection, list[str]], None]] = []
 
 class IndexUnavailable(Exception):
     """The index could not be opened or written; the caller carries on without it."""
+
+
+def version(cache_dir: Path | None = None) -> str:
+    """The index's version: its schema, the Python (marshal format) and Segue's code (segue.codestamp), so that
+    what an older reader made of an unchanged file is read again by the new one."""
+    from segue import codestamp
+
+    return f"{VERSION}/{codestamp.stamp(cache_dir)}"
 
 
 def path_of(state: StateDir) -> Path:
@@ -83,7 +91,7 @@ def connect(state: StateDir, create: bool = True) -> sqlite3.Connection:
                 os.close(fd)
             conn = sqlite3.connect(p, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
             try:
-                _prepare(conn)
+                _prepare(conn, version(cache_dir))
             except BaseException:
                 conn.close()
                 raise
@@ -97,7 +105,7 @@ def connect(state: StateDir, create: bool = True) -> sqlite3.Connection:
     raise IndexUnavailable("unreachable")
 
 
-def _prepare(conn: sqlite3.Connection) -> None:
+def _prepare(conn: sqlite3.Connection, current: str) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
     if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         conn.execute("PRAGMA journal_mode=WAL")
@@ -106,21 +114,21 @@ def _prepare(conn: sqlite3.Connection) -> None:
     with contextlib.suppress(sqlite3.OperationalError):  # no meta table yet
         row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
         version = row[0] if row else None
-    if version == VERSION:
+    if version == current:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
         row = None
         with contextlib.suppress(sqlite3.OperationalError):
             row = conn.execute("SELECT value FROM meta WHERE key='version'").fetchone()
-        if not row or row[0] != VERSION:  # another process may have rebuilt it while we waited
+        if not row or row[0] != current:  # another process may have rebuilt it while we waited
             for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' "
                                         "AND name NOT LIKE 'sqlite_%'").fetchall():
                 with contextlib.suppress(sqlite3.OperationalError):  # FTS shadow tables go with their parent
                     conn.execute(f'DROP TABLE IF EXISTS "{name}"')
             for sql in _TABLES:
                 conn.execute(sql)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (VERSION,))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('version', ?)", (current,))
         conn.execute("COMMIT")
     except BaseException:
         with contextlib.suppress(sqlite3.Error):

@@ -124,8 +124,11 @@ def check_fts5() -> None:
         con.close()
 
 
-def _built_by() -> str:
-    return f"{SCHEMA_VERSION}/{__version__}"
+def _built_by(cache_dir: Path | str | None = None) -> str:
+    """The schema and the code that built an index (segue.codestamp): a reader's fix reaches every session."""
+    from segue import codestamp
+
+    return f"{SCHEMA_VERSION}/{__version__}/{codestamp.stamp(cache_dir)}"
 
 
 @record
@@ -210,7 +213,7 @@ class SearchIndex:
                 con.close()
         except sqlite3.DatabaseError as e:
             return f"damaged ({e})"
-        if row is None or row[0] != _built_by():
+        if row is None or row[0] != _built_by(self.dir):
             return "from another version of Segue"
         return None
 
@@ -227,7 +230,7 @@ class SearchIndex:
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
-            con.execute("INSERT INTO meta VALUES ('built_by', ?)", (_built_by(),))
+            con.execute("INSERT INTO meta VALUES ('built_by', ?)", (_built_by(self.dir),))
             con.execute("INSERT INTO meta VALUES ('salt', ?)", (os.urandom(16).hex(),))
         finally:
             con.close()
