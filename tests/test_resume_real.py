@@ -49,8 +49,9 @@ NEW_ARGS = {"claude": [], "codex": [], "opencode": ["--prompt"],
             # without --tui, Cline runs a prompt argument headless and exits (checked on 3.0.65)
             "cline": ["--auto-approve", "false", "--tui"],
             "gemini": ["--prompt-interactive"]}  # -p would be one-shot (checked on 0.61.0)
-READY = {"claude": "for shortcuts", "codex": "for shortcuts", "opencode": "ctrl+p commands",
-         "cline": "Ask anything", "gemini": "Type your message"}
+# what a TUI shows once it takes input, any of them (Claude Code 2.1.3xx's footer names the permission mode instead)
+READY = {"claude": ("for shortcuts", "shift+tab to cycle"), "codex": ("for shortcuts",),
+         "opencode": ("ctrl+p commands",), "cline": ("Ask anything",), "gemini": ("Type your message",)}
 # seconds a TUI shows its input box before it takes keys (keys typed earlier are lost): Cline's hub is still
 # loading the session, Gemini CLI's resumed history is still being drawn
 SETTLE = {"cline": 3.0, "gemini": 6.0}
@@ -447,7 +448,7 @@ def run_segue_in_pane(s: Scratch, rt: str, args: list[str], play: Callable[[Pane
     wait for the runtime's TUI, note what Segue exec'd, play the turn, quit. Returns (launched, exit status)."""
     pane = Pane([sys.executable, "-m", "segue", "resume", *args, "--yes"], s.root, s.env, tmp)
     try:
-        pane.wait(lambda: READY[rt] in pane.screen(), f"the {rt} TUI")
+        pane.wait(lambda: any(marker in pane.screen() for marker in READY[rt]), f"the {rt} TUI")
         launched = pane.launched()
         play(pane, launched)
         return launched, quit_tui(rt, pane)

@@ -346,7 +346,7 @@ def _capture(sock: str, target: str, history: bool = False) -> str:
 def run_tty(argv: Sequence[str], cwd: Path, env: dict[str, str], keys: Sequence[tuple[str, object]],
             timeout: float = 120, offline: bool = True, port: int = DEFAULT_PORT) -> TtyResult:
     """Run argv in a detached tmux pane (private socket, 200x50) and play ``keys``:
-    ``("expect", "text")`` wait until the screen shows text; ``("type", "text")`` literal keys;
+    ``("expect", "text")`` wait until the screen shows text (a tuple: any of them); ``("type", "text")`` literal keys;
     ``("key", "Enter")`` a tmux key name; ``("sleep", 1.5)``; ``("gone", "text")`` wait until text
     disappears. Each wait is bounded by timeout (TimeoutError carries the screen). The session is killed
     at the end. With offline=True the pane runs in its own namespace beside the fake model on port."""
@@ -370,7 +370,8 @@ def run_tty(argv: Sequence[str], cwd: Path, env: dict[str, str], keys: Sequence[
                 deadline = time.monotonic() + timeout
                 while True:
                     screen = _capture(sock, "t")
-                    if (str(arg) in screen) == (what == "expect"):
+                    shown = any(a in screen for a in arg) if isinstance(arg, tuple) else str(arg) in screen
+                    if shown == (what == "expect"):
                         break
                     if time.monotonic() > deadline:
                         raise TimeoutError(f"{what} {arg!r} timed out; screen:\n{screen}")
@@ -625,8 +626,8 @@ def scratch_home(rt: str, src_home: Path, dest_home: Path, port: int = DEFAULT_P
 def tui_turn(rt: str, prompt: str, answer: str) -> list[tuple[str, object]]:
     """run_tty steps for one typed turn in a ready TUI, then quit. Codex treats keys that arrive in a
     burst as a paste, so Enter right after the text only adds it to the composer: pause first."""
-    if rt == "claude":
-        return [("expect", "for shortcuts"), ("type", prompt), ("sleep", 0.5), ("key", "Enter"),
+    if rt == "claude":  # 2.1.3xx's footer names the permission mode, not the shortcuts
+        return [("expect", ("for shortcuts", "shift+tab to cycle")), ("type", prompt), ("sleep", 0.5), ("key", "Enter"),
                 ("expect", answer), ("sleep", 1), ("type", "/exit"), ("sleep", 0.5), ("key", "Enter"),
                 ("sleep", 2)]
     if rt == "codex":
