@@ -38,7 +38,10 @@ def _signatures(paths: list[str]) -> str:
 
 
 def _contents(paths: list[str]) -> str:
-    from hashlib import blake2b
+    try:  # hashlib's blake2b without hashlib loading OpenSSL (~4 MB and ~4 ms), as segue.replay takes it
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import blake2b
 
     h = blake2b(digest_size=8)
     for p in paths:
