@@ -1419,3 +1419,41 @@ def test_model_announced_before_any_reply(tmp_path: Path, fast: str) -> None:
         reader = ClaudeReader(Env(home=tmp_path, environ={"SEGUE_FAST_PATHS": fast}))
         (s,) = reader.summarize(Source(runtime="claude", path=str(path), fingerprint=()))
         assert s.model == want
+
+
+@pytest.mark.parametrize("parent", ["0a1b2c3d-0000-4000-8000-00000000000a", None])
+def test_attachments_skipped_undecoded_give_the_reference_steps(tmp_path: Path, parent: str | None) -> None:
+    """The fast path leaves an attachment undecoded on an exact match of how Claude Code writes one (its first
+    keys) unless it is a `queued_command` (a typed request): the steps equal the reference path's, and the
+    queued request is there on both."""
+    import uuid as uuidlib
+
+    env, root = claude_home(tmp_path)
+
+    def rec(**fields: Any) -> str:
+        out = {"parentUuid": parent, "isSidechain": False, **fields, "uuid": str(uuidlib.uuid4()),
+               "timestamp": "2026-12-03T10:00:00.000Z", "cwd": "/w", "sessionId": SID, "version": "2.1.332",
+               "gitBranch": "main"}
+        return json.dumps(out, separators=(",", ":"))
+
+    lines = [
+        rec(type="user", message={"role": "user", "content": "Start"}),
+        rec(attachment={"type": "prompt_snapshot", "systemPrompt": ["x" * 60_000]}, type="attachment"),
+        rec(attachment={"type": "skill_listing", "content": "s" * 9000}, type="attachment"),
+        rec(attachment={"type": "queued_command", "prompt": "also fix lint", "commandMode": "prompt"},
+            type="attachment"),
+        rec(attachment={"type": "model", "identity": {"modelId": "m"}}, type="attachment"),
+        rec(type="assistant", message={"id": "msg1", "role": "assistant", "model": "m",
+                                       "content": [{"type": "text", "text": "Done."}]}),
+    ]
+    (proj(root) / f"{SID}.jsonl").write_text("\n".join(lines) + "\n")
+    got = {}
+    for fast in ("1", "0"):
+        r = ClaudeReader(Env(home=env.home, environ={**env.environ, "SEGUE_FAST_PATHS": fast}))
+        steps, _ = all_steps(r, listing(r)[SID])
+        got[fast] = [(st.kind, st.text) for st in steps]
+    assert got["1"] == got["0"] == [("request", "Start"), ("request", "also fix lint"), ("message", "Done.")]
+    from segue.stores.claude import triage
+
+    skipped = [triage.fast_record(ln.encode(), {})[0] for ln in lines]
+    assert skipped == [False, True, True, False, True, False]

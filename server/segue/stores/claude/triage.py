@@ -26,6 +26,11 @@ CUT_MIN = 8 * 1024  # shorter lines are decoded whole: cutting costs more than i
 CUT_HEAD = 1024  # bytes kept at the start of a result text the brief reads (its exit-code header)
 CUT_TAIL = 2 * OUTPUT_KEEP + 1024  # bytes kept at its end: at least OUTPUT_KEEP characters, escapes included
 _FIRST_TYPE = re.compile(rb'\{"type":"([\w-]+)"')
+# An attachment record as Claude Code writes it (its first keys, in its order): the attachment's own type is then
+# the first key of the top-level `attachment` object. Only `queued_command` gives a step (a typed request); the
+# rest (2.1.3xx's ~57 KB prompt snapshots, skill and tool listings, …) never do.
+_ATTACHMENT = re.compile(rb'\{"parentUuid":(?:"[0-9a-f-]{36}"|null),"isSidechain":(?:true|false),'
+                         rb'"attachment":\{"type":"([\w-]+)"')
 _MESSAGE_TYPES = (b"user", b"assistant", b"attachment")
 _RESULT_KEYS = re.compile(rb'"(content|text|stdout|stderr|originalFile|oldString|newString|toolUseResult)":"')
 _READ_KEYS = (b"content", b"text", b"toolUseResult")
@@ -41,6 +46,10 @@ def fast_record(raw: bytes, pending: dict[str, Any]) -> tuple[bool, dict[str, An
     first = _FIRST_TYPE.match(raw)
     if first is not None and first.group(1) not in _MESSAGE_TYPES:
         return True, None
+    if first is None:
+        att = _ATTACHMENT.match(raw)
+        if att is not None and att.group(1) != b"queued_command":
+            return True, None
     # A `progress` record names its type before any message it quotes; a message's role comes early.
     # Searching near the front first spares a scan of the whole line.
     r = raw.find(b'"role":"', 0, 4096)
