@@ -418,3 +418,19 @@ def test_a_cancelled_query_stops_inside_sqlite_and_the_next_one_answers(stores: 
     assert len(asked) == n  # the handler went with the query
     got = svc.search("files", limit=50, cancelled=lambda: False)  # the connection answers as before
     assert [r.to_json() for r in got.results] == [r.to_json() for r in want.results] and got.total == want.total
+
+
+def test_claude_2_1_332_store_is_searched(tmp_path: Path) -> None:
+    """The store Claude Code 2.1.332 wrote (api-request records, ~57 KB prompt snapshots): its request, command,
+    agent message and changed file are found, each where it is, and the secret its session wrote is not."""
+    name = "claude-2.1.332"
+    d, exp = real_fixture(name)
+    shutil.copytree(d / "home", tmp_path / name / "home", symlinks=True)
+    svc = service(tmp_path, real_environ((name,), base=tmp_path))
+    one = next(s["id"] for s in exp["sessions"] if s["scenario"] == "one")
+    for query, where in (('"write what happened"', "request"), ("nonexistent-dir", "command"),
+                         ('"The directory does not exist"', "message"), ("notes.md", "file")):
+        res = svc.search(query, where=[where])
+        assert keys(res) == {("claude", one)}, (query, where)
+        assert all(r.where == where for r in res.results)
+    assert svc.search("Sup3rS3cret").results == []
