@@ -174,29 +174,26 @@ class Scan:
                 self._title_rec(rec)
         # Backward from the end: last activity, latest non-empty branch, latest model.
         if tail:
-            if self._backward(1, chunks[1]):
-                return
+            self._backward(1, chunks[1])
             if path is not None and size is not None and (self.updated_at is None or self.model is None):
                 # the lines between the head's whole lines and the tail's first whole line
                 lo, hi = bom + h.end, size - len(tail) + chunks[1].first
                 for ci, c in enumerate(self._reach(path, lo, hi), start=2):
                     if self._backward(ci, c, reach=True):
                         break
-                if self._done():
-                    return
-        self._backward(0, h)
+        self._backward(0, h)  # at once done when nothing more is needed
 
-    def _done(self) -> bool:
+    def _done(self, reach: bool = False) -> bool:
+        """Nothing more is needed (fast paths only: the reference reads on); `reach`: reading back stops once the
+        time and model are known, in both modes (how far back the scan reads must not depend on the mode)."""
+        if reach and self.updated_at is not None and self.model is not None:
+            return True
         return self.fast and self.updated_at is not None and self._branch_done and self.model is not None
 
     def _backward(self, ci: int, c: Chunk, reach: bool = False) -> bool:
-        """The lines of `c`, last first; True when nothing more is needed (fast paths only: the reference
-        reads on). `reach`: True as well once the time and model are known, in both modes (how far back the
-        scan reads before the tail must not depend on the mode)."""
+        """The lines of `c`, last first; True when nothing more is needed (`_done`)."""
         for start, stop in c.backward():
-            if self._done():
-                return True
-            if reach and self.updated_at is not None and self.model is not None:
+            if self._done(reach):
                 return True
             if reach and stop - start > REACH_LINE_MAX:
                 continue  # as a line too long to hold while reading back is (whatever the windows)
@@ -217,7 +214,7 @@ class Scan:
                     self._branch_done = True
             if self.model is None:
                 self.model = model_of(rec)
-        return self._done() or (reach and self.updated_at is not None and self.model is not None)
+        return self._done(reach)
 
     def _reach(self, path: str, lo: int, hi: int) -> Iterator[Chunk]:
         """Chunks of the whole lines in [lo, hi) of the file, the last first, read back in growing windows. A
