@@ -263,3 +263,128 @@ def test_cold_incremental_read_reuses_the_key_scan_and_equals_summarize(tmp_path
         assert [s.to_cache() for s in fast] == [s.to_cache() for s in ref]
         assert fast and any(s.first_request for s in fast)
     assert ran[0] is True and ran[1] is False  # the key path, then the reference path
+
+
+# ------------------------------------------------- OpenCode: the rows added since the last read, not the indexes
+
+
+def _grow_opencode(db: Path, step: str, n: int = 0) -> dict[str, Any]:
+    """One change to an OpenCode database, as `step` names it (n: the change's number, for unique ids);
+    returns what the test needs to check it did."""
+    con = sqlite3.connect(db)
+    try:
+        sids = [r[0] for r in con.execute("SELECT id FROM session ORDER BY id")]
+        late = 1 + max(r[0] for r in con.execute("SELECT max(time_created) FROM message"))
+        info: dict[str, Any] = {}
+
+        def message(mid: str, sid: str, text: str) -> None:
+            con.execute("INSERT INTO message VALUES (?,?,?,?,?)", (mid, sid, late, late, json.dumps(
+                {"role": "user", "time": {"created": late}})))
+            con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (f"prt_{mid}", mid, sid, late, late,
+                                                                  json.dumps({"type": "text", "text": text})))
+
+        if step == "append":  # a later request in a session whose row is left alone (as OpenCode's children)
+            message(f"msg_zz_append{n}", sids[-1], "And one more thing.")
+        elif step == "new session":
+            row = con.execute("SELECT * FROM session WHERE id = ?", (sids[0],)).fetchone()
+            cols = [r[1] for r in con.execute("PRAGMA table_info(session)")]
+            new = dict(zip(cols, row, strict=True))
+            new.update(id="ses_zzzzzzzzzzzzGROWNxyz", slug="grown", title="Grown here", time_created=late,
+                       time_updated=late, parent_id=None)
+            con.execute(f"INSERT INTO session ({','.join(cols)}) VALUES ({','.join('?' * len(cols))})",
+                        [new[c] for c in cols])
+            message("msg_zz_new", new["id"], "A request in a new session.")
+        elif step == "top reused":  # the newest message deleted, then one added elsewhere: it takes that rowid
+            top, top_sid = con.execute("SELECT rowid, session_id FROM message ORDER BY rowid DESC LIMIT 1").fetchone()
+            con.execute("DELETE FROM message WHERE rowid = ?", (top,))
+            other = next(s for s in sids if s != top_sid)
+            con.execute("INSERT INTO message VALUES (?,?,?,?,?)", ("msg_zz_reuse", other, late, late, json.dumps(
+                {"role": "assistant", "time": {"created": late}, "modelID": "reused-model"})))
+            info["reused"] = con.execute("SELECT rowid FROM message WHERE id = 'msg_zz_reuse'").fetchone()[0] == top
+        elif step == "one for one":  # a part deleted and another added: as many rows as before
+            victim = con.execute("SELECT rowid FROM part ORDER BY rowid LIMIT 1 OFFSET 3").fetchone()[0]
+            con.execute("DELETE FROM part WHERE rowid = ?", (victim,))
+            mid = con.execute("SELECT id, session_id FROM message ORDER BY rowid LIMIT 1").fetchone()
+            con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", ("prt_zz_one", mid[0], mid[1], late, late,
+                                                                  json.dumps({"type": "text", "text": "Swapped."})))
+        elif step == "session deleted":
+            sid = sids[len(sids) // 2]
+            for table in ("part", "message"):
+                con.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))
+            con.execute("DELETE FROM session WHERE id = ?", (sid,))
+        con.commit()
+    finally:
+        con.close()
+    return info
+
+
+GROW_STEPS = [("append", True), ("new session", True), ("top reused", False), ("append", True),
+              ("one for one", False), ("session deleted", False), ("append", True)]
+
+
+def _grown_spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    from segue.stores.opencode import reader as oc
+
+    taken: list[bool] = []
+    real = oc._grown
+
+    def spy(*a: Any) -> Any:
+        out = real(*a)
+        taken.append(out is not None)
+        return out
+
+    monkeypatch.setattr(oc, "_grown", spy)
+    return taken
+
+
+@pytest.mark.parametrize("kind", ["generated", "opencode"])
+def test_opencode_figures_from_added_rows_equal_the_index_scans(tmp_path: Path, kind: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """After rows were only added, the per-session figures come from the previous read plus the added rows
+    (`_grown`, no scan of the message and part indexes); after a deletion, or a deletion hidden by an added row
+    at the deleted top's rowid, they come from the scans. Either way the listing is the reference's, and the
+    one of the scans alone (`WATERMARKS = False`)."""
+    from segue.stores.opencode import reader as oc
+
+    home = _home(tmp_path, kind)
+    db = _opencode_db(home)
+    fast = Env(home=home, environ={})
+    ref = Env(home=home, environ={"SEGUE_FAST_PATHS": "0"})
+    state, scans = StateDir(tmp_path / "state"), StateDir(tmp_path / "scans")
+    scan(fast, state, ["opencode"])
+    monkeypatch.setattr(oc, "WATERMARKS", False)
+    scan(fast, scans, ["opencode"])
+    monkeypatch.setattr(oc, "WATERMARKS", True)
+    taken = _grown_spy(monkeypatch)
+    for i, (step, expect_taken) in enumerate(GROW_STEPS):
+        info = _grow_opencode(db, step, i)
+        if step == "top reused":
+            assert info["reused"], "SQLite gave the added row another rowid: the case is not exercised"
+        taken.clear()
+        got = scan(fast, state, ["opencode"])
+        assert taken == [expect_taken], (step, taken)
+        monkeypatch.setattr(oc, "WATERMARKS", False)
+        by_scans = scan(fast, scans, ["opencode"])
+        monkeypatch.setattr(oc, "WATERMARKS", True)
+        want = scan(ref, StateDir(tmp_path / f"ref{i}"), ["opencode"])
+        assert _shape(got) == _shape(want), step
+        assert _shape(by_scans) == _shape(want), step
+
+
+def test_opencode_added_rows_control_without_the_top_row_check(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control: trusting the count alone, a deleted newest message whose rowid an added message took
+    goes unseen, and the listing differs from the reference."""
+    from segue.stores.opencode import reader as oc
+
+    home = _home(tmp_path, "generated")
+    fast = Env(home=home, environ={})
+    state = StateDir(tmp_path / "state")
+    scan(fast, state, ["opencode"])
+    monkeypatch.setattr(oc, "_top_in_place", lambda *_a: True)
+    taken = _grown_spy(monkeypatch)
+    assert _grow_opencode(_opencode_db(home), "top reused")["reused"]
+    got = scan(fast, state, ["opencode"])
+    assert taken == [True]
+    want = scan(Env(home=home, environ={"SEGUE_FAST_PATHS": "0"}), StateDir(tmp_path / "ref"), ["opencode"])
+    assert _shape(got) != _shape(want)

@@ -505,11 +505,22 @@ def _summarize_v1(con: sqlite3.Connection, path: str, tables: set[str], rows: li
 
 # --- the incremental read: a key per session row, from indexed columns only
 
-DELTA_VERSION = 1
+DELTA_VERSION = 2  # 2: the per-session message/part figures and the tables' watermarks kept in the state
 # Per session: how many messages/parts, the newest message time, the highest rowid (a row replaced by a new one
 # moves it: SQLite gives a new row the table's highest rowid + 1).
 _MSG_KEYS_SQL = "SELECT session_id, count(*), max(time_created), max(rowid) FROM message GROUP BY session_id"
 _PART_KEYS_SQL = "SELECT session_id, count(*), max(rowid) FROM part GROUP BY session_id"
+# The same figures of the rows added since a watermark (a rowid range of the table itself: what was added, not
+# the table), and the watermark: the row count and the highest row (rowid, id).
+# NOT INDEXED: else SQLite serves the GROUP BY from the (session_id, ...) index and scans all of it.
+_MSG_NEW_SQL = ("SELECT session_id, count(*), max(time_created), max(rowid) FROM message NOT INDEXED "
+                "WHERE rowid > ? GROUP BY session_id")
+_PART_NEW_SQL = "SELECT session_id, count(*), max(rowid) FROM part NOT INDEXED WHERE rowid > ? GROUP BY session_id"
+_TOP_SQL = "SELECT rowid, id FROM {t} ORDER BY rowid DESC LIMIT 1"
+_AT_SQL = "SELECT id FROM {t} WHERE rowid = ?"
+# The per-session figures from the previous read plus the rows added since (`_grown`) instead of a scan of the
+# message and part indexes; False (or SEGUE_FAST_PATHS=0, which reads a changed database whole) always scans.
+WATERMARKS = True
 
 
 def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
@@ -524,7 +535,7 @@ def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
     streaming edits go to assistant parts). Sessions without a first request are always read again (their
     fallbacks come from message fields that change in place). Returns (sessions,
     the freshly read ones, state)."""
-    with _open_db(path) as con:
+    with _open_db(path) as con, _snapshot(con):
         try:
             tables = _tables(con)
             if _use_v2(con, tables) or "session" not in tables:  # as _summarize_db: no incremental key here
@@ -537,20 +548,27 @@ def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
             rows = _session_rows(con)
             msgs: dict[str, tuple[Any, ...]] = {}
             parts: dict[str, tuple[Any, ...]] = {}
+            shape = [sorted(_columns(con, "session")), has_msgs]
+            usable = previous is not None and isinstance(state, dict) and state.get("v") == DELTA_VERSION \
+                and state.get("shape") == shape and isinstance(state.get("keys"), dict)
+            marks: list[Any] = []
             if has_msgs:
                 try:  # both scan only their (session_id, ...) index, which carries the rowid
-                    for sid, *k in con.execute(_MSG_KEYS_SQL):
-                        msgs[sid] = tuple(k)
-                    for sid, *k in con.execute(_PART_KEYS_SQL):
-                        parts[sid] = tuple(k)
+                    marks = [_mark(con, "message"), _mark(con, "part")]
+                    grown = _grown(con, state, marks) if usable and WATERMARKS else None
+                    if grown is not None:
+                        msgs, parts = grown
+                    else:
+                        for sid, *k in con.execute(_MSG_KEYS_SQL):
+                            msgs[sid] = tuple(k)
+                        for sid, *k in con.execute(_PART_KEYS_SQL):
+                            parts[sid] = tuple(k)
                 except sqlite3.OperationalError:  # no rowid (another program's table): no keys, a full read
                     out = _summarize_v1(con, path, tables, rows)
                     return out, out, None
             keys = {r[0]: _digest((r, msgs.get(r[0]), parts.get(r[0]))) for r in rows if isinstance(r[0], str)}
-            shape = [sorted(_columns(con, "session")), has_msgs]
             reuse: dict[str, Session] = {}
-            if previous is not None and isinstance(state, dict) and state.get("v") == DELTA_VERSION \
-                    and state.get("shape") == shape and isinstance(state.get("keys"), dict):
+            if usable:
                 old = state["keys"]
                 for s in previous:
                     if s.locator.get("kind") == "db" and s.first_request is not None and s.id in keys \
@@ -567,7 +585,82 @@ def _summarize_db_delta(path: str, previous: list[Session] | None, state: Any
         s = reuse.get(r[0]) or by_id.get(r[0])
         if s is not None:
             out.append(s)
-    return out, fresh, {"v": DELTA_VERSION, "shape": shape, "keys": keys}
+    return out, fresh, {"v": DELTA_VERSION, "shape": shape, "keys": keys, "marks": marks, "msgs": msgs,
+                        "parts": parts}
+
+
+@contextlib.contextmanager
+def _snapshot(con: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction for the incremental read: the rows, their keys and the watermarks of one state of a
+    database that a running OpenCode writes meanwhile (its WAL commits land between statements otherwise)."""
+    if con.in_transaction:
+        yield
+        return
+    con.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if con.in_transaction:
+            con.rollback()  # nothing was written: this ends the read
+
+
+def _mark(con: sqlite3.Connection, table: str) -> list[Any]:
+    """A table's watermark: [row count, highest rowid, that row's id] ([0, None, None] when empty). SQLite counts
+    a table's rows from its smallest b-tree's pages without decoding them; the top row is one seek."""
+    n = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    top = con.execute(_TOP_SQL.format(t=table)).fetchone()
+    return [n, top[0], top[1]] if top else [n, None, None]
+
+
+def _top_in_place(con: sqlite3.Connection, table: str, rowid: int, row_id: Any) -> bool:
+    """Whether the row at `rowid` is still the one of id `row_id` (the previous read's top row)."""
+    at = con.execute(_AT_SQL.format(t=table), (rowid,)).fetchone()
+    return at is not None and at[0] == row_id
+
+
+def _grown(con: sqlite3.Connection, state: dict[str, Any], marks: list[Any]
+           ) -> tuple[dict[str, tuple[Any, ...]], dict[str, tuple[Any, ...]]] | None:
+    """The per-session figures of `_MSG_KEYS_SQL` and `_PART_KEYS_SQL` without scanning either index, or None
+    (then the caller scans): the previous read's figures plus those of the rows added since, taken only when
+    the tables provably only grew. Proof, per table: every row present then had a rowid <= the old top, so
+    the rows above it are added ones (A of them). A row deleted since makes count != old count + A unless as
+    many rows were added at or below the old top, which SQLite does only after the old top row was deleted
+    (a new rowid is the highest + 1), and then the old top's rowid holds no row or a row of another id (ids
+    are never reused). So count == old count + A with the old top row in place means nothing was deleted, and
+    the sums and maxima below are what the scans would give. (A row edited in place is missed by both.)"""
+    old_marks, old_msgs, old_parts = state.get("marks"), state.get("msgs"), state.get("parts")
+    if not (isinstance(old_marks, list) and len(old_marks) == 2 and isinstance(old_msgs, dict)
+            and isinstance(old_parts, dict)):
+        return None
+    figures = []
+    for table, new_sql, old_mark, mark, old in (("message", _MSG_NEW_SQL, old_marks[0], marks[0], old_msgs),
+                                                  ("part", _PART_NEW_SQL, old_marks[1], marks[1], old_parts)):
+        if not (isinstance(old_mark, list) and len(old_mark) == 3 and type(old_mark[0]) is int):
+            return None
+        old_n, old_top, old_id = old_mark
+        if old_top is None:
+            if old_n != 0:
+                return None
+            old_top = -(2 ** 63)
+        elif not _top_in_place(con, table, old_top, old_id):
+            return None
+        out = dict(old)
+        added = 0
+        for sid, n, *rest in con.execute(new_sql, (old_top,)):
+            if not all(type(v) is int for v in (n, *rest)):
+                return None  # a value Python's max would order unlike SQLite's: scan
+            added += n
+            prev = out.get(sid)
+            if prev is None:
+                out[sid] = (n, *rest)
+            elif len(prev) != len(rest) + 1 or not all(type(v) is int for v in prev):
+                return None
+            else:
+                out[sid] = (prev[0] + n, *(max(a, b) for a, b in zip(prev[1:], rest, strict=True)))
+        if mark[0] != old_n + added:
+            return None
+        figures.append(out)
+    return figures[0], figures[1]
 
 
 def _digest(value: Any) -> bytes:
