@@ -162,6 +162,7 @@ def test_a_search_build_from_compact_sessions_is_the_reference_build(tmp_path: P
     from tests.test_search_build import build
 
     monkeypatch.setattr(search_index, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(search_index, "PARALLEL_WORK_MS", 0.0)
     got: dict[bool, Any] = {}
     for on in (False, True):
         root = tmp_path / str(on)

@@ -41,6 +41,7 @@ def results(svc: Any) -> dict[str, Any]:
 def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str], dict[str, str]]:
     """The same stores twice (two roots; every path inside is rooted the same way below each)."""
     monkeypatch.setattr(I, "PARALLEL_MIN", 1)  # the fixtures hold a few sessions: use the workers anyway
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -62,9 +63,9 @@ def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytes
     calls: list[int] = []
     real_run = workers.run
 
-    def counted(tasks: Any, env: Any, environ: Any, n: int) -> Any:
+    def counted(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
         calls.append(n)
-        return real_run(tasks, env, environ, n)
+        return real_run(tasks, env, environ, n, cache_dir)
 
     monkeypatch.setattr(workers, "run", counted)
     parallel = build(b, env_b, monkeypatch, 2)
@@ -122,8 +123,8 @@ def test_workers_that_cannot_start_leave_the_build_to_the_writer(two: Any, monke
     outcomes: list[Any] = []
     real_run = workers.run
 
-    def watched(tasks: Any, env: Any, environ: Any, n: int) -> Any:
-        for pos, prepared in real_run(tasks, env, environ, n):
+    def watched(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
+        for pos, prepared in real_run(tasks, env, environ, n, cache_dir):
             outcomes.append(prepared)
             yield pos, prepared
 
@@ -164,3 +165,38 @@ def test_a_cancelled_parallel_build_stops_its_workers_and_keeps_what_was_written
     assert written == 3  # whole sessions, committed; the rest is indexed next time
     res = service(a, env_a).search("files")
     assert res.total > 0 and res.refreshed is not None and res.refreshed.indexed > 0
+
+
+def test_workers_keep_the_redaction_patterns_they_compiled(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workers load and save the state directory's kept patterns (segue.recache): with this process's own
+    use/save turned off, the kept file can only be theirs. Control: without a cache directory they keep none."""
+    from segue import recache
+
+    a, b, env_a, env_b = two
+    monkeypatch.setattr(recache, "use", lambda _dir: None)
+    monkeypatch.setattr(recache, "save", lambda: None)
+    build(a, env_a, monkeypatch, 2)
+    assert list((a / "segue" / "cache").glob("redact-re-*")), "the workers kept no pattern"
+    real_run = workers.run
+    monkeypatch.setattr(workers, "run", lambda tasks, env, environ, n, cache_dir=None:
+                        real_run(tasks, env, environ, n, None))
+    build(b, env_b, monkeypatch, 2)
+    assert not list((b / "segue" / "cache").glob("redact-re-*"))
+
+
+def test_workers_start_only_for_work_worth_their_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_work_ms`: a fixed cost per session plus its own file's size; a database's sessions count no size."""
+    from segue.model import Session
+
+    big, db = tmp_path / "big.jsonl", tmp_path / "store.db"
+    big.write_bytes(b"x" * 2_000_000)
+    db.write_bytes(b"x" * 50_000_000)
+    own = [(Session(runtime="claude", id="a", store_path=str(big)), "k")]
+    shared = [(Session(runtime="opencode", id=str(i), store_path=str(db)), "k") for i in range(3)]
+    counts = {str(big): 1, str(db): 3}
+    assert I._work_ms(own, counts) == pytest.approx(I.WORK_MS_PER_SESSION + 2 * I.WORK_MS_PER_MB)
+    assert I._work_ms(shared, counts) == pytest.approx(3 * I.WORK_MS_PER_SESSION)
+    missing = [(Session(runtime="claude", id="m", store_path=str(tmp_path / "gone.jsonl")), "k")]
+    assert I._work_ms(missing, {}) == pytest.approx(I.WORK_MS_PER_SESSION)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 5.0)
+    assert I._work_ms(own * 100, counts) < 5.0 + I.WORK_MS_PER_SESSION + 2 * I.WORK_MS_PER_MB  # stops counting

@@ -234,6 +234,7 @@ def _whole(idx: SearchIndex) -> tuple[int, int]:
 def test_a_failure_while_writing_leaves_whole_sessions_and_the_next_build_completes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(I, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
     monkeypatch.setattr(I, "ROWS_PER_FLUSH", 4)  # a batch of two sessions
     monkeypatch.setattr(I, "COMMIT_EVERY", -1.0)  # a commit after every session
     idx = _index(tmp_path)

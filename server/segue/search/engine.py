@@ -174,6 +174,9 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
                     idx.store_probe(sources, seen)
                 st.checked_at = time.monotonic()
                 return None
+            from segue import recache
+
+            recache.use(str(idx.dir))  # the redactor's patterns as kept, not compiled again (saved below)
             listing = svc.raw_listing(cancelled=cancelled)
             redactor = svc.redactor()
             by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
@@ -198,13 +201,15 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             env, environ = svc.env, svc.environ
 
             def parallel(tasks: Any) -> Any:  # a large build reads and redacts on every core
-                return workers.run(tasks, env, environ if environ is not None else dict(os.environ), n)
+                return workers.run(tasks, env, environ if environ is not None else dict(os.environ), n,
+                                   str(idx.dir))
 
             with shared_connections():  # one connection per database for the whole pass, not one per session
                 stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
                                     cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None)
             if seen is not None:
                 idx.store_probe(sources, seen)
+            recache.save()
         st.checked_at = time.monotonic()
         return stats
 

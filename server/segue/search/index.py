@@ -77,6 +77,11 @@ KIND_CODE = {"request": 0, "message": 1, "command": 2, "file": 3}  # the indexed
 # Caps as a brief uses them (segue.brief): requests and messages 8 KiB, commands 2000 characters, paths 1000.
 CAPS = {"request": 8 * 1024, "message": 8 * 1024, "command": 2000, "file": 1000}
 PARALLEL_MIN = 64  # changed sessions: fewer are indexed in this process (starting workers costs ~0.3 s)
+# ... and only when their reading is estimated to cost more than starting the workers (`_work_ms`): 80 appended
+# transcripts of the 8,000-session bench took 0.95 s serially against 1.1 s with two workers started for them.
+PARALLEL_WORK_MS = 1000.0
+WORK_MS_PER_SESSION = 1.0  # a session's fixed cost (its reader's set-up, a database session's own rows)
+WORK_MS_PER_MB = 5.0  # a transcript file's read (about twice one orjson pass over it)
 COMMIT_EVERY = 0.5  # seconds: a build commits its progress this often (readers see it; a crash keeps it)
 ROWS_PER_FLUSH = 2000
 
@@ -385,7 +390,7 @@ class SearchIndex:
                 con.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
             stats.removed = len(gone)
             last_commit = time.monotonic()
-            if parallel is not None and len(todo) >= PARALLEL_MIN:
+            if parallel is not None and len(todo) >= PARALLEL_MIN and _work_ms(todo, shared) >= PARALLEL_WORK_MS:
                 work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known)
             else:
                 self._sids = _Sids(0)
@@ -915,6 +920,21 @@ def _best_steps(rows: Iterable[tuple[int, float | None, float | None]], now: flo
         keyed.sort()
     seen.update(best)
     return [(sid, rid, score, k) for k, _v, sid, rid, score in keyed], len(seen)
+
+
+def _work_ms(todo: Sequence[tuple[Session, str]], shared: Mapping[str, int]) -> float:
+    """A rough cost of reading `todo` (counted only until it reaches PARALLEL_WORK_MS): a fixed cost per session
+    and, for a session with its own file, that file's size (a database holds many sessions: its size is not
+    theirs)."""
+    total = 0.0
+    for s, _key in todo:
+        total += WORK_MS_PER_SESSION
+        if shared.get(s.store_path, 0) <= 1:
+            with contextlib.suppress(OSError, ValueError):
+                total += WORK_MS_PER_MB * os.stat(s.store_path).st_size / 1e6
+        if total >= PARALLEL_WORK_MS:
+            break
+    return total
 
 
 def _prune_enabled() -> bool:
