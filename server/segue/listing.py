@@ -19,7 +19,7 @@ import dataclasses
 import os
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -298,10 +298,13 @@ PARALLEL_MIN = 200  # uncached sources before a cold listing is worth worker pro
 
 def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None,
          cache: ListingCache | None = None, cancelled: Any = None, parallel: bool = False,
-         progress: Any = None, compact: bool = False) -> Listing:
+         progress: Any = None, compact: bool = False, known: Mapping[str, Sequence[Source]] | None = None
+         ) -> Listing:
     """Read every source of the chosen runtimes, using and refreshing the cache. `progress(runtime, sessions
     read, sources read, sources to read)` is called as sources are read (not for cached ones). `compact`: what
-    the workers read comes back as `segue.compact` sessions (a one-shot listing that holds them to its end)."""
+    the workers read comes back as `segue.compact` sessions (a one-shot listing that holds them to its end).
+    `known`: a runtime's sources as the caller's discovery just found them (taken instead of discovering
+    them again: readers keep no state from `sources()`)."""
     runtimes = [r for r in (runtimes or RUNTIMES) if r in RUNTIMES]
     cache = cache if cache is not None else ListingCache(state)
     fast = fast_paths(env)
@@ -309,7 +312,7 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     # runtime's sessions while this process is still discovering the next runtime's sources.
     pool = _Workers(env, fast, compact) if parallel and _Workers.usable() else None
     try:
-        return _scan(env, runtimes, cache, cancelled, progress, fast, pool)
+        return _scan(env, runtimes, cache, cancelled, progress, fast, pool, known or {})
     finally:
         if pool is not None:
             pool.close()
@@ -317,7 +320,7 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
 
 
 def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, progress: Any, fast: bool,
-          pool: _Workers | None) -> Listing:
+          pool: _Workers | None, known: Mapping[str, Sequence[Source]]) -> Listing:
     cache.need(runtimes)
     found: dict[tuple[str, str], Session] = {}
     skipped: list[Skipped] = []
@@ -330,7 +333,7 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             with probe.observe(runtime):  # what discovery looks at, for a later warm replay (segue.warm)
                 reader = readers[runtime] = reader_for(runtime, env)
                 locations[runtime] = reader.locations()
-                sources = list(reader.sources())
+                sources = list(known[runtime]) if runtime in known else list(reader.sources())
         except Exception as e:  # a reader bug or an unreadable root must not hide other runtimes
             skipped.append(Skipped(runtime, "", f"could not look for sessions: {type(e).__name__}: {e}"))
             continue

@@ -14,7 +14,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from segue.results import (
     TraceLink,
 )
 from segue.stores import RUNTIMES, descriptor
-from segue.stores.base import Env
+from segue.stores.base import Env, Source
 
 if TYPE_CHECKING:
     from segue.brief import Facts
@@ -268,14 +268,17 @@ class Service:
         return resolve(listing.sessions, ref), listing
 
     # -- search -------------------------------------------------------------------------------------------
-    def raw_listing(self, cancelled: Callable[[], bool] | None = None) -> _Listing:
-        """Every session in the stores, undecorated (no kept facts, no lineage events): what search indexes."""
+    def raw_listing(self, cancelled: Callable[[], bool] | None = None,
+                    sources: Mapping[str, Sequence[Source]] | None = None) -> _Listing:
+        """Every session in the stores, undecorated (no kept facts, no lineage events): what search indexes.
+        `sources`: runtimes' sources the caller has just discovered (scan's `known`)."""
         with self._lock:
             if self._cache is None:
                 self._cache = ListingCache(self.state)
             # a one-shot caller (the CLI's search build) holds every session as a compact one (segue.compact)
             listing = scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled,
-                           parallel=self.parallel, compact=self.one_shot and compact_enabled(self.env.environ))
+                           parallel=self.parallel, compact=self.one_shot and compact_enabled(self.env.environ),
+                           known=sources)
             if self.one_shot and compact_enabled(self.env.environ):
                 # saved to the index by the scan: not held through the build beside its sessions (each source's
                 # key, fingerprint and reader state: ~10 MB at 32,000 sessions); a later scan loads it again

@@ -103,10 +103,11 @@ def current_sources(env: Any, runtimes: Sequence[str] | None = None) -> dict[tup
     return _sources(env, runtimes)[0]
 
 
-def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = False
-             ) -> tuple[dict[tuple[str, str], str], bytes | None]:
+def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = False,
+             keep: dict[str, list[Any]] | None = None) -> tuple[dict[tuple[str, str], str], bytes | None]:
     """Every source's fingerprint (of every runtime unless told), and (record=True) the probe of what that pass
-    looked at (None: unusable)."""
+    looked at (None: unusable). `keep`: filled with each runtime's sources whose discovery succeeded, so that
+    the listing that follows does not discover them again."""
     from segue.listing import reader_for
     from segue.stores import RUNTIMES
     from segue.stores.base import Env
@@ -117,14 +118,14 @@ def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = Fal
     out: dict[tuple[str, str], str] = {}
     if not record or not probe.enabled():
         for rt in runtimes:
-            _add_sources(out, rt, lambda rt=rt: reader_for(rt, env))
+            _add_sources(out, rt, lambda rt=rt: reader_for(rt, env), keep)
         return out, None
     for rt in runtimes:
         reader_for(rt, env)  # imports the reader modules outside the recording (imports open files)
     with probe.recording() as rec:
         seen = Env(home=env.home, environ=rec.env(env.environ))
         for rt in runtimes:
-            if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen)):
+            if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen), keep):
                 rec.usable = False
     return out, probe.pack(rec, str(env.home), env.environ)
 
@@ -135,14 +136,19 @@ def _digested(found: tuple[dict[tuple[str, str], str], bytes | None]) -> tuple[s
     return sources_digest(found[0]), found[1]
 
 
-def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any]) -> bool:
+def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any],
+                 keep: dict[str, list[Any]] | None = None) -> bool:
+    found = []
     try:
         for src in reader().sources():
             out[(rt, src.path)] = repr(src.fingerprint)
-        return True
+            found.append(src)
     except Exception as e:  # the listing reports it; here it only means "look again next time"
         out[(rt, "")] = f"unreadable: {type(e).__name__}"
         return False
+    if keep is not None:
+        keep[rt] = found
+    return True
 
 
 def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
@@ -157,7 +163,8 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             st.checked_at = time.monotonic()
             return None
         # only the digest is kept: at 32k sessions the dict of fingerprints is ~10 MB through the whole build
-        sources, seen = _digested(_sources(svc.env, record=True))
+        found: dict[str, list[Any]] = {}  # the sources of this pass, for the listing below
+        sources, seen = _digested(_sources(svc.env, record=True, keep=found))
         if not force and idx.sources_match(sources):
             if seen is not None:
                 idx.store_probe(sources, seen)  # kept only while the index's digest is this one
@@ -168,7 +175,8 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             # above was, so it serves unless we waited for another writer (then the stores may have moved on
             # while it caught up: look again, and find it fresh if it caught up with them).
             if idx.waited_for_lock:
-                sources, seen = _digested(_sources(svc.env, record=True))
+                found = {}
+                sources, seen = _digested(_sources(svc.env, record=True, keep=found))
             if not force and idx.sources_match(sources):  # another process caught up meanwhile
                 if seen is not None:
                     idx.store_probe(sources, seen)
@@ -177,7 +185,8 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             from segue import recache
 
             recache.use(str(idx.dir))  # the redactor's patterns as kept, not compiled again (saved below)
-            listing = svc.raw_listing(cancelled=cancelled)
+            # the listing of the very sources fingerprinted above: what is indexed is what the digest says
+            listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None)
             redactor = svc.redactor()
             by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
             if recipe is not None and idx.meta("redact_env") != recipe:
@@ -212,6 +221,11 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             recache.save()
         st.checked_at = time.monotonic()
         return stats
+
+
+def _share_enabled() -> bool:
+    """SEGUE_SEARCH_SHARE_SOURCES=0: the listing of a refresh discovers the sources again itself."""
+    return os.environ.get("SEGUE_SEARCH_SHARE_SOURCES", "1") != "0"
 
 
 _READERS: dict[tuple[int, str], Any] = {}
