@@ -21,6 +21,10 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
           query with its snippets (medians of --runs);
 - server: `Service.search` in one long-lived process as the language server runs it (watcher-style reuse of a
           freshness check a few seconds old), median of 30 calls per query;
+- changed: `segue search cargo --json` as a whole CLI process right after 1 % of the sessions changed as each
+          runtime writes them (bench.mutate, undone byte for byte after each round and the index caught up again
+          untimed), against the warm query in the same rounds: what finding today's work costs. Off with
+          --corpus unless --after-change N is given (it writes into the corpus and puts it back);
 - size:   the index files against the transcripts' bytes.
 Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI at 8,000 sessions (<= 200 ms at
 32,000) / <= 50 ms server, size <= 25 %.
@@ -182,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                     "core joins each round, and the figures compare the two")
     ap.add_argument("--no-serial", action="store_true", help="leave the serial reference build out of the rounds")
     ap.add_argument("--no-queries", action="store_true", help="the builds only")
+    ap.add_argument("--after-change", type=int, help="rounds of the query right after 1 %% of the sessions changed "
+                    "(default 3; 0 with --corpus: it writes into the corpus and undoes it)")
     ap.add_argument("--state", help="a Segue state directory whose index of --corpus is warm (built once and kept): "
                     "measure only the queries (CLI and server), no floor, builds or size")
     a = ap.parse_args(argv)
@@ -206,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
             _builds(a, corpus, exp, home, state)
         if not a.no_queries:
             _queries(a, home, state, sum(exp["counts"].values()))
+            rounds = a.after_change if a.after_change is not None else (0 if a.corpus else 3)
+            if rounds:
+                _after_change(rounds, exp, home, state, Path(tempfile.mkdtemp(prefix="segue-bench-mutate-")))
     finally:
         if not a.state:
             shutil.rmtree(state, ignore_errors=True)
@@ -276,12 +285,47 @@ def cli_target_ms(sessions: int) -> int:
     return 100 if sessions <= 10_000 else 200
 
 
-def _queries(a: argparse.Namespace, home: Path, state: Path, sessions: int) -> None:
+def _query_env(home: Path, state: Path) -> dict[str, str]:
     env = dict(os.environ, HOME=str(home), SEGUE_HOME=str(state), PYTHONPATH=str(REPO / "server"),
                PYTHONPYCACHEPREFIX=str(PYCACHE))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     for k in [k for k in env if k.startswith(("CLAUDE_", "CODEX_", "OPENCODE_", "CLINE_", "XDG_"))]:
         del env[k]
+    return env
+
+
+def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, backup: Path) -> None:
+    from bench import mutate
+
+    env = _query_env(home, state)
+    argv = [sys.executable, "-m", "segue", "search", "cargo", "--json"]
+    changed, warm, sizes = [], [], []
+    try:
+        for i in range(rounds):
+            run_cpu(argv, env=env, capture_output=True)  # settle: the index matches the stores
+            warm.append(run_cpu(argv, env=env, capture_output=True)[1:])
+            chosen = mutate.choose(exp["sessions"], 0.01, 7000 + i)
+            sizes.append(len(chosen))
+            change = mutate.apply(chosen, home, backup)
+            try:
+                p, wall, cpu = run_cpu(argv, env=env, capture_output=True)
+                changed.append((wall, cpu))
+                if p.returncode not in (0, 1):
+                    raise RuntimeError(f"segue search failed after the change: {p.stderr[-500:]!r}")
+            finally:
+                change.undo()
+        run_cpu(argv, env=env, capture_output=True)  # leave the index caught up with the corpus as it is
+    finally:
+        shutil.rmtree(backup, ignore_errors=True)
+    cw, cc = statistics.median(w for w, _ in changed), statistics.median(c for _, c in changed)
+    ww = statistics.median(w for w, _ in warm)
+    print(f"query 'cargo' right after {statistics.median(sizes):.0f} sessions (1 %) changed, whole CLI process: "
+          f"median {1000 * cw:.0f} ms (CPU {1000 * cc:.0f} ms; {rounds} rounds: "
+          f"{', '.join(f'{1000 * w:.0f}' for w, _ in changed)}); {cw / ww:.1f}x the warm query's {1000 * ww:.0f} ms")
+
+
+def _queries(a: argparse.Namespace, home: Path, state: Path, sessions: int) -> None:
+    env = _query_env(home, state)
     for q in QUERIES:
         times, cpus = [], []
         for _ in range(a.runs + 1):
