@@ -63,8 +63,27 @@ def test_no_secret_next_to_the_phrase(stores: Stores) -> None:
 def test_nothing_matched_is_exit_1_and_says_so(stores: Stores) -> None:
     p = run(stores, "xylophone")
     assert p.returncode == 1 and b"no session matches" in p.stderr and not p.stdout
+    assert b"No sessions found" not in p.stderr  # the stores hold sessions: only the query found none
     p = run(stores, "xylophone", "--json")
     assert p.returncode == 1 and json.loads(p.stdout) == {"results": [], "total": 0}
+
+
+def test_no_sessions_at_all_says_where_segue_looked(stores: Stores, tmp_path: Path) -> None:
+    env = {k: v for k, v in stores.env.items() if k not in {var for rt in RUNTIMES
+                                                              for var in stores.expected[rt]["env"]}}
+    env.update(HOME=str(tmp_path / "home"), SEGUE_HOME=str(tmp_path / "state"))
+    (tmp_path / "home").mkdir()
+    for args in (("files",), ("files", "--json"), ("files", "--runtime", "codex")):
+        p = subprocess.run([sys.executable, "-m", "segue", "search", *args], env=env, capture_output=True,
+                           timeout=120)
+        err = p.stderr.decode()
+        assert p.returncode == 1 and "no session matches files" in err, err
+        assert "No sessions found. Segue looked in:" in err and "segue demo" in err, err
+        looked = {line.split()[0] for line in err.splitlines() if line.startswith("  ")}
+        assert looked == ({"codex"} if "--runtime" in args else set(RUNTIMES)), err
+    # sessions of another runtime only: the runtime asked for holds none
+    p = run(stores, "files", "--runtime", "codex")
+    assert p.returncode == 0 and b"No sessions found" not in p.stderr
 
 
 @pytest.mark.parametrize("args", [(), ("*",), ('"',), ("",), ("x" * 10_000,), ("--since", "soon", "files"),

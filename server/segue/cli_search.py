@@ -57,7 +57,29 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
     finally:
         if progress is not None:
             progress.done()
+    if not res.results and _no_sessions(args):  # nothing to match against: say where Segue looked, as `list` does
+        from segue.cli import nothing_found
+
+        print(nothing_found(service(args), args.runtime), file=sys.stderr)
     return _show(args, res, text, now)
+
+
+def _no_sessions(args: Any) -> bool:
+    """Does the index, just refreshed, hold no session (of the runtimes asked for)? One lookup per runtime."""
+    from segue.search.index import SearchIndex
+
+    idx = SearchIndex(os.path.join(state_root(args.home), "cache"))
+    try:
+        con = idx.existing()
+        if con is None:
+            return False  # (no index to ask: the service has explained why)
+        if args.runtime:
+            return not any(idx.has_runtime(r) for r in args.runtime)
+        return con.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None  # (not the registry's import)
+    except Exception:  # a hint only: a damaged index is the next search's to rebuild
+        return False
+    finally:
+        idx.close()
 
 
 def _show(args: Any, res: Any, text: str, now: float) -> int:
@@ -107,8 +129,8 @@ def quick_main(argv: list[str]) -> int | None:
         return None
     except Exception:  # the full path meets it again and reports it as the CLI does
         return None
-    if res is None:
-        return None
+    if res is None or (not res.results and _no_sessions(args)):
+        return None  # (no session at all: the full path says where Segue looked)
     try:
         return _show(args, res, text, now)
     except BrokenPipeError:
