@@ -208,7 +208,7 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if cmd == "search":
         from segue.cli_search import cmd_search
 
-        return cmd_search(args, _service)
+        return cmd_search(args, _service, nothing_found)
     if cmd == "demo":
         from segue.demo import run_demo
 

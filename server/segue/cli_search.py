@@ -27,7 +27,9 @@ def _one_line(text: str, width: int) -> str:
     return one_line(text, width)
 
 
-def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Service]) -> int:
+def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace], Service],
+               nothing_found: Callable[[Service, Any], str] | None = None) -> int:
+    """`nothing_found(service, runtimes)`: where Segue looked, when the stores hold no session (the CLI's)."""
     from segue.search import QueryError, SearchUnavailable
     from segue.search.query import parse_since
 
@@ -57,9 +59,7 @@ def cmd_search(args: argparse.Namespace, service: Callable[[argparse.Namespace],
     finally:
         if progress is not None:
             progress.done()
-    if not res.results and _no_sessions(args):  # nothing to match against: say where Segue looked, as `list` does
-        from segue.cli import nothing_found
-
+    if nothing_found is not None and not res.results and _no_sessions(args):  # say where Segue looked, as list
         print(nothing_found(service(args), args.runtime), file=sys.stderr)
     return _show(args, res, text, now)
 
