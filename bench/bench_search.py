@@ -23,7 +23,8 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
           freshness check a few seconds old), median of 30 calls per query;
 - changed: `segue search cargo --json` as a whole CLI process right after 1 % of the sessions changed as each
           runtime writes them (bench.mutate, undone byte for byte after each round and the index caught up again
-          untimed), against the warm query in the same rounds: what finding today's work costs. Off with
+          untimed), against the warm query in the same rounds: what finding today's work costs; then right after
+          one session of each runtime changed (an agent at work while its user searches). Off with
           --corpus unless --after-change N is given (it writes into the corpus and puts it back);
 - size:   the index files against the transcripts' bytes.
 Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI at 8,000 sessions (<= 200 ms at
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -295,6 +297,19 @@ def _query_env(home: Path, state: Path) -> dict[str, str]:
 
 
 def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, backup: Path) -> None:
+    """The query right after 1 % of the sessions changed (in every runtime), then right after one session of
+    each runtime changed (an agent at work while its user searches)."""
+    from bench import mutate
+
+    _changed_row(rounds, home, state, backup, "80 sessions (1 %) changed",
+                 lambda i: mutate.choose(exp["sessions"], 0.01, 7000 + i))
+    for rt in sorted({s["runtime"] for s in exp["sessions"]}):
+        _changed_row(rounds, home, state, backup, f"one {rt} session changed",
+                     lambda i, rt=rt: mutate.choose_runtime(exp["sessions"], rt, 1, 9000 + i))
+
+
+def _changed_row(rounds: int, home: Path, state: Path, backup: Path, what: str,
+                 chooser: Callable[[int], list[dict[str, Any]]]) -> None:
     from bench import mutate
 
     env = _query_env(home, state)
@@ -304,7 +319,9 @@ def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, bac
         for i in range(rounds):
             run_cpu(argv, env=env, capture_output=True)  # settle: the index matches the stores
             warm.append(run_cpu(argv, env=env, capture_output=True)[1:])
-            chosen = mutate.choose(exp["sessions"], 0.01, 7000 + i)
+            chosen = chooser(i)
+            if not chosen:
+                return
             sizes.append(len(chosen))
             change = mutate.apply(chosen, home, backup)
             try:
@@ -319,7 +336,7 @@ def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, bac
         shutil.rmtree(backup, ignore_errors=True)
     cw, cc = statistics.median(w for w, _ in changed), statistics.median(c for _, c in changed)
     ww = statistics.median(w for w, _ in warm)
-    print(f"query 'cargo' right after {statistics.median(sizes):.0f} sessions (1 %) changed, whole CLI process: "
+    print(f"query 'cargo' right after {what} ({statistics.median(sizes):.0f}), whole CLI process: "
           f"median {1000 * cw:.0f} ms (CPU {1000 * cc:.0f} ms; {rounds} rounds: "
           f"{', '.join(f'{1000 * w:.0f}' for w, _ in changed)}); {cw / ww:.1f}x the warm query's {1000 * ww:.0f} ms")
 

@@ -64,12 +64,17 @@ def test_a_refresh_indexes_what_an_own_discovery_listing_indexes(tmp_path: Path,
     env_a, env_b = copy_stores(a), copy_stores(b)
 
     monkeypatch.setenv("SEGUE_SEARCH_SHARE_SOURCES", "0")
+    # (every runtime discovered and listed at the update: the partial passes are tests/test_search_scoped.py's)
+    monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "0")
+    monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "0")
     calls = _count_discovery(monkeypatch, env_a)
     own = _build_and_grow(a, env_a)
     assert calls == {rt: 4 for rt in RUNTIMES}  # the check and the listing, at the build and at the update
 
     monkeypatch.undo()
     monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
+    monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "0")
+    monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "0")
     calls = _count_discovery(monkeypatch, env_b)
     shared = _build_and_grow(b, env_b)
     assert calls == {rt: 2 for rt in RUNTIMES}  # the check alone

@@ -269,14 +269,16 @@ class Service:
 
     # -- search -------------------------------------------------------------------------------------------
     def raw_listing(self, cancelled: Callable[[], bool] | None = None,
-                    sources: Mapping[str, Sequence[Source]] | None = None) -> _Listing:
-        """Every session in the stores, undecorated (no kept facts, no lineage events): what search indexes.
-        `sources`: runtimes' sources the caller has just discovered (scan's `known`)."""
+                    sources: Mapping[str, Sequence[Source]] | None = None,
+                    runtimes: Sequence[str] | None = None) -> _Listing:
+        """Every session in the stores (of `runtimes`; None: all), undecorated (no kept facts, no lineage
+        events): what search indexes. `sources`: runtimes' sources the caller has just discovered (scan's
+        `known`)."""
         with self._lock:
             if self._cache is None:
                 self._cache = ListingCache(self.state)
             # a one-shot caller (the CLI's search build) holds every session as a compact one (segue.compact)
-            listing = scan(self.env, self.state, None, cache=self._cache, cancelled=cancelled,
+            listing = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                            parallel=self.parallel, compact=self.one_shot and compact_enabled(self.env.environ),
                            known=sources)
             if self.one_shot and compact_enabled(self.env.environ):

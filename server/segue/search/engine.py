@@ -2,10 +2,11 @@
 
 Freshness costs a stat of every source (`Reader.sources()`, no parsing): when every source is the one the
 index was last refreshed from, the query runs at once; otherwise the listing (its own cache) says which
-sessions exist and the index catches up on the ones that changed. That pass also records what discovery
-looked at (segue.search.probe), so the next CLI process can tell in a few milliseconds, without importing a
-reader, that nothing changed (segue.search.fast). A long-lived server with a store watcher trusts a check a
-few seconds old (the service's `reuse_within`, as for listings).
+sessions exist and the index catches up on the ones that changed, in the runtimes whose sources moved only
+(each runtime's digest is kept beside the whole one: SEGUE_SEARCH_SCOPED=0 lists and compares them all).
+That pass also records what discovery looked at (segue.search.probe), so the next CLI process can tell in a
+few milliseconds, without importing a reader, that nothing changed (segue.search.fast). A long-lived server
+with a store watcher trusts a check a few seconds old (the service's `reuse_within`, as for listings).
 """
 
 from __future__ import annotations
@@ -104,10 +105,13 @@ def current_sources(env: Any, runtimes: Sequence[str] | None = None) -> dict[tup
 
 
 def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = False,
-             keep: dict[str, list[Any]] | None = None) -> tuple[dict[tuple[str, str], str], bytes | None]:
+             keep: dict[str, list[Any]] | None = None, seeded: tuple[list[str], list[Any]] | None = None
+             ) -> tuple[dict[tuple[str, str], str], bytes | None, bytes | None]:
     """Every source's fingerprint (of every runtime unless told), and (record=True) the probe of what that pass
-    looked at (None: unusable). `keep`: filled with each runtime's sources whose discovery succeeded, so that
-    the listing that follows does not discover them again."""
+    looked at, merged and with each runtime's observations apart (segue.probe's groups), None when unusable.
+    `keep`: filled with each runtime's sources whose discovery succeeded, so that the listing that follows does
+    not discover them again. `seeded`: (names, groups) of a kept probe's groups, just replayed and found
+    unchanged, that the probe holds beside what this pass observes (the runtimes not discovered again)."""
     from segue.listing import reader_for
     from segue.stores import RUNTIMES
     from segue.stores.base import Env
@@ -119,21 +123,75 @@ def _sources(env: Any, runtimes: Sequence[str] | None = None, record: bool = Fal
     if not record or not probe.enabled():
         for rt in runtimes:
             _add_sources(out, rt, lambda rt=rt: reader_for(rt, env), keep)
-        return out, None
+        return out, None, None
     for rt in runtimes:
         reader_for(rt, env)  # imports the reader modules outside the recording (imports open files)
     with probe.recording() as rec:
+        if seeded is not None:
+            names, groups = seeded
+            for g, *parts in groups:
+                rec.seed(g, parts, set())
+            rec.names.update(names)
         seen = Env(home=env.home, environ=rec.env(env.environ))
         for rt in runtimes:
+            rec.select(rt)  # each runtime's discovery in its own group: a later pass can tell which one moved
             if not _add_sources(out, rt, lambda rt=rt: reader_for(rt, seen), keep):
                 rec.usable = False
-    return out, probe.pack(rec, str(env.home), env.environ)
+        rec.select("")
+    home = str(env.home)
+    packed = probe.pack(rec, home, env.environ)
+    return out, packed, (rec.dump_groups(home, env.environ) if packed is not None else None)
 
 
-def _digested(found: tuple[dict[tuple[str, str], str], bytes | None]) -> tuple[str, bytes | None]:
-    from segue.search.index import sources_digest
+# (the digest of every source, each runtime's, the probe, its groups): what a freshness check keeps of a pass
+Found = tuple[str, dict[str, str], "bytes | None", "bytes | None"]
 
-    return sources_digest(found[0]), found[1]
+
+def _discover(env: Any, idx: SearchIndex, keep: dict[str, list[Any]], force: bool) -> Found:
+    """Every runtime's sources digested, and the probe of the pass: the runtimes whose kept probe group still
+    holds are not discovered again (`_rediscover`); the fingerprints themselves are let go."""
+    if not force and probe.enabled() and _rediscover_enabled():
+        got = _rediscover(env, idx, keep)
+        if got is not None:
+            return got
+    from segue.search.index import digests
+    from segue.stores import RUNTIMES
+
+    out, packed, groups = _sources(env, record=True, keep=keep)
+    whole, by_runtime = digests(out, RUNTIMES)
+    return whole, by_runtime, packed, groups
+
+
+def _rediscover(env: Any, idx: SearchIndex, keep: dict[str, list[Any]]) -> Found | None:
+    """Discover again only the runtimes whose observations in the kept probe's groups differ now: for each of the
+    others the replay has just shown that its discovery would yield the sources of its kept digest. None (then
+    the whole pass): no kept groups or digests, another environment, a change outside a runtime's group, or in
+    none or every runtime."""
+    from segue import replay
+    from segue.search.index import combined, digests
+    from segue.stores import RUNTIMES
+
+    kept = idx.probe_groups()
+    if kept is None:
+        return None
+    blob, stored = kept
+    if set(stored) != set(RUNTIMES):
+        return None
+    parsed = replay.groups_of(blob)
+    changed = replay.changed_in(parsed, str(env.home), env.environ)
+    if not changed or not changed < set(RUNTIMES):
+        return None
+    _digest, names, groups = parsed
+    again = [rt for rt in RUNTIMES if rt in changed]
+    out, packed, new_groups = _sources(env, again, record=True, keep=keep,
+                                       seeded=(names, [g for g in groups if g[0] not in changed]))
+    by_runtime = {**stored, **digests(out, again)[1]}
+    return combined(by_runtime), by_runtime, packed, new_groups
+
+
+def _rediscover_enabled() -> bool:
+    """SEGUE_SEARCH_REDISCOVER=0: a freshness check that finds the stores moved discovers every runtime again."""
+    return os.environ.get("SEGUE_SEARCH_REDISCOVER", "1") != "0"
 
 
 def _add_sources(out: dict[tuple[str, str], str], rt: str, reader: Callable[[], Any],
@@ -164,10 +222,10 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             return None
         # only the digest is kept: at 32k sessions the dict of fingerprints is ~10 MB through the whole build
         found: dict[str, list[Any]] = {}  # the sources of this pass, for the listing below
-        sources, seen = _digested(_sources(svc.env, record=True, keep=found))
+        sources, by_runtime, seen, groups = _discover(svc.env, idx, found, force)
         if not force and idx.sources_match(sources):
             if seen is not None:
-                idx.store_probe(sources, seen)  # kept only while the index's digest is this one
+                idx.store_probe(sources, seen, groups)  # kept only while the index's digest is this one
             st.checked_at = time.monotonic()
             return None
         with idx.write_lock():
@@ -176,17 +234,21 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             # while it caught up: look again, and find it fresh if it caught up with them).
             if idx.waited_for_lock:
                 found = {}
-                sources, seen = _digested(_sources(svc.env, record=True, keep=found))
+                sources, by_runtime, seen, groups = _discover(svc.env, idx, found, force)
             if not force and idx.sources_match(sources):  # another process caught up meanwhile
                 if seen is not None:
-                    idx.store_probe(sources, seen)
+                    idx.store_probe(sources, seen, groups)
                 st.checked_at = time.monotonic()
                 return None
             from segue import recache
 
             recache.use(str(idx.dir))  # the redactor's patterns as kept, not compiled again (saved below)
+            # only the runtimes whose sources moved are listed and compared (the others' digests are the ones
+            # their indexed sessions were refreshed from): one changed session costs its runtime, not all five
+            scope = None if force or not _scoped_enabled() else idx.changed_runtimes(by_runtime)
             # the listing of the very sources fingerprinted above: what is indexed is what the digest says
-            listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None)
+            listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None,
+                                      runtimes=scope)
             redactor = svc.redactor()
             by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
             if recipe is not None and idx.meta("redact_env") != recipe:
@@ -215,12 +277,18 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
 
             with shared_connections():  # one connection per database for the whole pass, not one per session
                 stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
-                                    cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None)
+                                    cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None,
+                                    by_runtime=by_runtime, scope=scope)
             if seen is not None:
-                idx.store_probe(sources, seen)
+                idx.store_probe(sources, seen, groups)
             recache.save()
         st.checked_at = time.monotonic()
         return stats
+
+
+def _scoped_enabled() -> bool:
+    """SEGUE_SEARCH_SCOPED=0: every refresh lists and compares every runtime (the reference)."""
+    return os.environ.get("SEGUE_SEARCH_SCOPED", "1") != "0"
 
 
 def _share_enabled() -> bool:

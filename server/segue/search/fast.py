@@ -55,7 +55,9 @@ def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None
             return None
         environ = dict(os.environ)  # what Env.from_os() gives the readers, and Redactor() the redaction
         blob = idx.probe_blob()
-        replay = None if blob is None else probe.Replay.load(blob, path_str(os.path.expanduser("~")), environ)
+        if blob is None or probe.known_stale(blob):
+            return None
+        replay = probe.Replay.load(blob, path_str(os.path.expanduser("~")), environ)
         if replay is None:
             return None
         if runtimes and not all(idx.has_runtime(r) for r in runtimes):
@@ -64,8 +66,11 @@ def try_answer(state_root: Path | str, text: str, runtimes: Sequence[str] | None
         # the freshness check and the query side by side: a forked child replays some of the stats meanwhile;
         # an answer is kept only if every observation proved the index fresh
         child = _child_share(len(replay.paths), lambda: _query_ms(idx, parsed.fts()))
-        return replay.when_fresh(
+        res = replay.when_fresh(
             child, lambda: answer(idx, parsed, where, runtimes, directory, since, limit, _redactor, digest))
+        if res is None:  # (an answer is never None: an observation differed)
+            probe.mark_stale(blob)
+        return res
     except sqlite3.Error:
         return None
     finally:

@@ -10,11 +10,13 @@ again on the way out (the environment's exact secrets may have changed since).
 Layout:
   meta(key, value)                      schema version and the Segue version that built it; `salt` (random,
                                         for `redacted_by`); `sources`, a digest of the readers' sources when
-                                        the index was last refreshed; `redact_env` (see segue.search.redaction)
+                                        the index was last refreshed, and `sources:<runtime>` each runtime's
+                                        (`sources` is the digest of theirs); `redact_env` (segue.search.redaction)
   sessions(sid, runtime, id, ...)       one row per session: what a result shows, plus `key` (what the
                                         session looked like when indexed), `hashes` (8 bytes per step) and
                                         `redacted_by` (which redaction its text went through, '' = unknown)
-  probe(sources, data)                  what discovery looked at for that digest (segue.search.probe)
+  probe(sources, data, groups)          what discovery looked at for that digest (segue.search.probe), and the
+                                        same apart per runtime (segue.probe's groups: which runtime moved)
   recency(sid, updated_at)              sessions' (sid, updated_at), kept by triggers: what a ranking joins every
                                         matching step to, in a table of 9 bytes a row (sessions' rows hold the
                                         hashes: the join costs twice as much there)
@@ -66,7 +68,7 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 5  # 5: the step's kind in the rowid's low bits; the recency table
+SCHEMA_VERSION = 6  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -93,7 +95,7 @@ CREATE TABLE sessions(
   title TEXT, label TEXT, cwd TEXT, updated_at REAL,
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
   UNIQUE(runtime, id));
-CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL);
+CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL, groups BLOB);
 CREATE TABLE recency(sid INTEGER PRIMARY KEY, updated_at REAL);
 CREATE TRIGGER recency_insert AFTER INSERT ON sessions BEGIN
   INSERT INTO recency VALUES (new.sid, new.updated_at); END;
@@ -311,15 +313,52 @@ class SearchIndex:
         """Is every source the readers see now the one the index was refreshed from (no more, no fewer)?"""
         return self.meta("sources") == sources_digest(sources)
 
-    def store_probe(self, sources: Sources, blob: bytes) -> None:
-        """Remember what discovery looked at when it saw these sources (segue.search.probe). Caller holds
-        `write_lock`; the probe counts only while the index's own digest is the same (`probe_matches`)."""
+    def changed_runtimes(self, by_runtime: Mapping[str, str]) -> list[str] | None:
+        """The runtimes whose sources are not the ones the index was last refreshed from (each runtime's digest
+        is written with the whole one, in the same transaction), or None when that cannot be told (an index
+        without them) or when it is every runtime or none: then the whole refresh, the reference."""
+        stored = dict(self.connection().execute("SELECT key, value FROM meta WHERE key LIKE 'sources:%'"))
+        changed = []
+        for rt, digest in by_runtime.items():
+            old = stored.get(f"sources:{rt}")
+            if old is None:
+                return None
+            if old != digest:
+                changed.append(rt)
+        return changed if 0 < len(changed) < len(by_runtime) else None
+
+    def store_probe(self, sources: Sources, blob: bytes, groups: bytes | None = None) -> None:
+        """Remember what discovery looked at when it saw these sources (segue.search.probe), and the same with
+        each runtime's observations apart (`groups`, segue.probe.Recording.dump_groups; None: not kept). Caller
+        holds `write_lock`; the probe counts only while the index's own digest is the same (`probe_matches`)."""
+        from segue.search import probe
+
+        probe.forget_marks()
         con = self.connection()
         digest = sources_digest(sources)
-        row = con.execute("SELECT sources, data FROM probe WHERE id = 0").fetchone()
-        if row is not None and row[0] == digest and bytes(row[1]) == blob:
+        row = con.execute("SELECT sources, data, groups FROM probe WHERE id = 0").fetchone()
+        if (row is not None and row[0] == digest and bytes(row[1]) == blob
+                and (None if row[2] is None else bytes(row[2])) == groups):
             return
-        con.execute("INSERT OR REPLACE INTO probe VALUES (0, ?, ?)", (digest, blob))
+        con.execute("INSERT OR REPLACE INTO probe VALUES (0, ?, ?, ?)", (digest, blob, groups))
+
+    def probe_groups(self) -> tuple[bytes, dict[str, str]] | None:
+        """(the probe's groups, each runtime's digest) for the sources the index was refreshed from, read in one
+        snapshot; None when either is not kept."""
+        con = self.connection()
+        own = not con.in_transaction
+        if own:
+            con.execute("BEGIN")
+        try:
+            row = con.execute("SELECT p.groups FROM probe p JOIN meta m ON m.key = 'sources' AND m.value = p.sources "
+                              "WHERE p.id = 0").fetchone()
+            by_runtime = dict(con.execute("SELECT substr(key, 9), value FROM meta WHERE key LIKE 'sources:%'"))
+        finally:
+            if own:
+                con.execute("COMMIT")
+        if row is None or row[0] is None or not by_runtime:
+            return None
+        return bytes(row[0]), by_runtime
 
     def probe_matches(self, home: str, environ: Mapping[str, str]) -> bool:
         """Fresh without asking a reader: the probe belongs to the sources the index was refreshed from, and
@@ -327,7 +366,12 @@ class SearchIndex:
         from segue.search import probe
 
         blob = self.probe_blob()
-        return blob is not None and probe.fresh(blob, home, environ)
+        if blob is None or probe.known_stale(blob):
+            return False
+        if probe.fresh(blob, home, environ):
+            return True
+        probe.mark_stale(blob)
+        return False
 
     def probe_blob(self) -> bytes | None:
         """The probe of the sources the index was refreshed from (None: none, or probes are off)."""
@@ -349,9 +393,14 @@ class SearchIndex:
                 redact: Callable[[str, int], str], sources: Sources | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None, redacted_by: str = "",
-                parallel: Parallel | None = None) -> RefreshStats:
+                parallel: Parallel | None = None, by_runtime: Mapping[str, str] | None = None,
+                scope: Sequence[str] | None = None) -> RefreshStats:
         """Bring the index up to these sessions (all of them: what is not listed is dropped). Caller holds
         `write_lock`. `redacted_by` names the redaction `redact` applies ('' when unknown).
+
+        `scope`: the sessions are those of these runtimes only (`changed_runtimes`), and only those runtimes'
+        indexed sessions are compared with them (kept, updated or dropped); the others stay as they are.
+        `by_runtime`: each runtime's digest of `sources`, written with it.
 
         `parallel` (segue.search.workers.run, bound to the readers' environment) does the reading and redacting
         of at least PARALLEL_MIN changed sessions elsewhere and gives back `build.Prepared`s to write; a session
@@ -361,10 +410,16 @@ class SearchIndex:
 
         con = self.connection()
         stats = RefreshStats(sessions=len(sessions))
+        if scope is not None:
+            inside = set(scope)
+            sessions = [s for s in sessions if s.runtime in inside]
+            stats.sessions = len(sessions)
         shared: dict[str, int] = {}
         for s in sessions:
             shared[s.store_path] = shared.get(s.store_path, 0) + 1
-        known = {(rt, i): (sid, key) for sid, rt, i, key in con.execute("SELECT sid, runtime, id, key FROM sessions")}
+        scoped = "" if scope is None else f" WHERE runtime IN ({','.join('?' * len(scope))})"
+        known = {(rt, i): (sid, key) for sid, rt, i, key in con.execute(
+            f"SELECT sid, runtime, id, key FROM sessions{scoped}", list(scope or ()))}
         # (a first build knows no session: nothing can be gone, and no set of every listed key is held)
         listed: set[tuple[str, str]] = set()
         todo: list[tuple[Session, str]] = []
@@ -422,6 +477,10 @@ class SearchIndex:
             self._batch.flush(con)
             if sources is not None:
                 con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (sources_digest(sources),))
+                # each runtime's with it, or none: a stale one must never let a scoped refresh skip a runtime
+                con.execute("DELETE FROM meta WHERE key LIKE 'sources:%'")
+                con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                [(f"sources:{rt}", d) for rt, d in (by_runtime or {}).items()])
             con.execute("COMMIT")
             midway = False
         except BaseException:
@@ -822,9 +881,32 @@ def sources_digest(sources: Sources) -> str:
     """The digest of every source's fingerprint; a str is such a digest already."""
     if isinstance(sources, str):
         return sources
-    h = blake2b(digest_size=16)
+    return digests(sources, ())[0]
+
+
+def digests(sources: dict[tuple[str, str], str], runtimes: Iterable[str]) -> tuple[str, dict[str, str]]:
+    """(`sources_digest`, each runtime's own digest): one sorted pass. Every runtime in `runtimes` gets one, a
+    runtime without a source too (its digest says it had none)."""
+    per = {rt: blake2b(digest_size=16) for rt in runtimes}
     for (rt, p), fp in sorted(sources.items()):
-        h.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
+        own = per.get(rt)
+        if own is None:
+            own = per[rt] = blake2b(digest_size=16)
+        own.update(f"{rt}\0{p}\0{fp}\n".encode("utf-8", "surrogatepass"))
+    by_runtime = {rt: d.hexdigest() for rt, d in per.items()}
+    return combined(by_runtime), by_runtime
+
+
+EMPTY_DIGEST = blake2b(digest_size=16).hexdigest()  # a runtime without a source
+
+
+def combined(by_runtime: Mapping[str, str]) -> str:
+    """The whole digest from the runtimes' (one with no source left out: listing it or not is the same), so that
+    a pass that discovered only the runtimes that moved gives the whole digest too (segue.search.engine)."""
+    h = blake2b(digest_size=16)
+    for rt, d in sorted(by_runtime.items()):
+        if d != EMPTY_DIGEST:
+            h.update(f"{rt}\0{d}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

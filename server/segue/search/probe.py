@@ -60,6 +60,26 @@ def enabled() -> bool:
     return os.environ.get("SEGUE_SEARCH_PROBE", "1") != "0"
 
 
+# Probes this process has replayed and found stale: a CLI search asks up to three times (the quick answer, the
+# CLI's own try, the service's freshness check) and the answer cannot turn fresh in between, so the later asks
+# take the full path at once. A mark can only ever send a caller down that (correct) path; storing a probe forgets
+# every mark (a long-lived server may store the very same probe again). SEGUE_SEARCH_STALE_MARKS=0: none kept.
+_STALE: set[bytes] = set()
+
+
+def known_stale(blob: bytes) -> bool:
+    return blob in _STALE
+
+
+def mark_stale(blob: bytes) -> None:
+    if os.environ.get("SEGUE_SEARCH_STALE_MARKS", "1") != "0":
+        _STALE.add(blob)
+
+
+def forget_marks() -> None:
+    _STALE.clear()
+
+
 def _sigs_digest(sigs: list[tuple[int, ...]]) -> bytes:
     # marshal version 2 has no back-references: the same values give the same bytes, whatever their identity
     return blake2b(marshal.dumps(sigs, 2), digest_size=16).digest()
@@ -67,17 +87,19 @@ def _sigs_digest(sigs: list[tuple[int, ...]]) -> bytes:
 
 def pack(rec: Recording, home: str, environ: Mapping[str, str]) -> bytes | None:
     """The recording in the replay's form (None when unusable, as Recording.dump)."""
-    if not rec.usable:
+    merged = rec.merged() if rec.usable else None  # (every group's observations: one per runtime's discovery)
+    if merged is None:
         return None
+    rec_stats, rec_dirs, rec_links, rec_real, rec_reads = merged
     found: dict[str, tuple[int, ...]] = {}
     stats, dirs = [], []
-    for (path, follow), sig in rec.stats.items():
+    for (path, follow), sig in rec_stats.items():
         if follow and isinstance(sig, tuple):
             if found.setdefault(path, sig) != sig:
                 return None  # two answers for one path: no replay can ever match both
         else:
             stats.append(((path, follow), sig))
-    for path, sig in rec.dirs.items():
+    for path, sig in rec_dirs.items():
         if isinstance(sig, tuple):
             if found.setdefault(path, sig) != sig:
                 return None
@@ -97,7 +119,7 @@ def pack(rec: Recording, home: str, environ: Mapping[str, str]) -> bytes | None:
     digests = tuple(_sigs_digest(sigs[_cut(len(sigs), i):_cut(len(sigs), i + 1)]) for i in range(CHUNKS))
     return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(paths), digests,
                           sorted(stats), sorted(dirs),
-                          sorted(rec.links.items()), sorted(rec.real.items()), sorted(rec.reads.items())))
+                          sorted(rec_links.items()), sorted(rec_real.items()), sorted(rec_reads.items())))
 
 
 def _paths(packed: list[tuple[bytes, bytes]]) -> list[bytes]:
