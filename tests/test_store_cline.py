@@ -267,7 +267,9 @@ def test_live_needs_a_running_status_and_a_live_pid(tmp_path: Path) -> None:
         row("1795945918001_aaaaa", status="running", pid=DEAD_PID),
         row("1795945918002_bbbbb", status="completed", pid=os.getpid()),
         row("1795945918003_ccccc", status="running", pid=os.getpid()),
-        row("1795945918004_ddddd", status="running", pid="12"),
+        # a pid that is not an integer never counts (not 12, which the column's INTEGER affinity would make of
+        # "12", and which may be a live process on the machine running the tests)
+        row("1795945918004_ddddd", status="running", pid="12abc"),
     ])
     r = reader(home)
     got = listing(r)
