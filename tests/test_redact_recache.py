@@ -162,3 +162,49 @@ def test_a_full_listing_keeps_the_fixed_patterns_for_the_first_patch(tmp_path: P
     files[0].unlink()
     _out, err = run()  # the control: the same patch without the kept patterns compiles
     assert "PATCH 0" in err and int(err.split("MISSES ")[1]) > 0, err
+
+
+def test_a_one_shot_brief_keeps_and_uses_the_fixed_patterns(tmp_path: Path) -> None:
+    """`segue brief` (a one-shot process) compiles the redactor's patterns from the kept ones and saves what it
+    compiled: the next brief compiles none of them, and prints what SEGUE_RE_CACHE=0 prints. Controls: without
+    the kept file the same brief compiles again; a cache directory others may read is neither used nor written."""
+    import subprocess
+
+    from tests.test_cli_real import Stores
+
+    stores = Stores(tmp_path)
+    sec = next(s for s in stores.expected["codex"]["sessions"] if s.get("scenario") == "secret")
+    argv = ["brief", f"codex:{sec['id']}", "--stdout"]
+
+    def run(**env: str) -> tuple[bytes, int]:
+        p = subprocess.run([sys.executable, "-c", _COUNTING, *argv], env={**stores.env, **env},
+                           capture_output=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        out = re.sub(rb"Written by Segue at \S+", b"", p.stdout)  # the one line that names the moment
+        return out, int(p.stderr.decode().split("MISSES ")[1])
+
+    cache = tmp_path / "segue-home" / "cache"
+    first, misses = run()  # a fresh state directory: no cache to use yet (none is created for it)
+    assert misses == 0 and b"REDACTED" in first and cache.is_dir() and not list(cache.glob("redact-re-*"))
+    out, misses = run()
+    assert misses > 0 and out == first
+    files = list(cache.glob("redact-re-*"))
+    assert len(files) == 1
+    kept = marshal.loads(files[0].read_bytes())
+    assert kept and {p for p, _f in kept} <= {p for p, _f in patterns()}  # the fixed patterns, no secret
+    again, misses = run()
+    assert misses == 0 and again == first
+    assert again == run(SEGUE_RE_CACHE="0")[0]
+
+    files[0].unlink()
+    _out, misses = run()  # the control: the same brief without the kept patterns compiles them
+    assert misses > 0 and len(list(cache.glob("redact-re-*"))) == 1
+
+    for f in cache.glob("redact-re-*"):
+        f.unlink()
+    cache.chmod(0o750)
+    try:
+        out, misses = run()  # not private: plain re.compile (nothing asks recache), nothing written there
+        assert out == first and misses == 0 and not list(cache.glob("redact-re-*"))
+    finally:
+        cache.chmod(0o700)

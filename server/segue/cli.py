@@ -9,6 +9,7 @@ language server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -174,6 +175,11 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
         reason, msg, _ = c
         print(f"segue: {msg}", file=sys.stderr)
         return 2 if reason == INVALID_PARAMS else 1
+    finally:
+        recache = sys.modules.get("segue.recache")
+        if recache is not None:
+            with contextlib.suppress(Exception):  # a cache: never the command's outcome
+                recache.save()  # the patterns this command compiled, when it used the kept ones (else no-op)
 
 
 def _service(args: argparse.Namespace, env: Env | None = None) -> Service:
@@ -183,6 +189,7 @@ def _service(args: argparse.Namespace, env: Env | None = None) -> Service:
     svc = Service(StateDir.resolve(args.home), env=env)
     svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
     svc.one_shot = True
+    svc.use_kept_patterns()  # before the listing redacts anything (saved when the command ends: `main`)
     return svc
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -314,6 +315,20 @@ class Service:
 
             self._redactor = Redactor(environ=self.environ)
         return self._redactor
+
+    def use_kept_patterns(self) -> None:
+        """From now on, compile the redactor's fixed patterns from the ones kept in Segue's private cache
+        (segue.recache): for a one-shot process (the CLI's brief, resume, handoff, trace), whose listing and
+        brief would otherwise compile them with sre's pure-Python compiler every time. The CLI saves what it
+        compiled. Only an existing private cache directory is used (nothing is created for it)."""
+        from segue import recache
+
+        cache = self.state.cache
+        with contextlib.suppress(OSError):
+            st = os.lstat(cache)
+            uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
+                recache.use(str(cache))
 
     def facts(self, session: Session) -> Facts:
         """Facts from the runtime's store; from the kept facts when the session has left it."""
