@@ -7,8 +7,9 @@ code generator in pure Python).
 index). A pattern found there is built by `_sre.compile` directly (which validates the code); any other is
 compiled by `re.compile` (the reference), and its arguments, computed by re's own steps, are kept only when
 `_sre.compile` of them gives a pattern equal to the reference's (`Pattern.__eq__` compares flags and code);
-`save()` writes them (atomically, mode 0600, in Segue's private state directory). A patched listing and a full
-one that keeps its answer (warm.Keeper) use it, so the first patch after a full listing compiles nothing the
+`save()` writes them (atomically, mode 0600, in Segue's private state directory). A patched listing, a full
+one that keeps its answer (warm.Keeper) and every other one-shot CLI command (cli._service: a brief, a resume, a
+handoff, a trace) use it, so the first patch after a full listing compiles nothing the
 listing compiled. Only the redactor's fixed patterns come here: the exact-value patterns built from secrets are
 `re.compile`d (redact/core.py). A cold listing's worker processes inherit `use()` and save what they compiled
 after each task (segue.listing). Without `use()` (or with
