@@ -182,14 +182,15 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
                 recache.save()  # the patterns this command compiled, when it used the kept ones (else no-op)
 
 
-def _service(args: argparse.Namespace, env: Env | None = None) -> Service:
+def _service(args: argparse.Namespace, env: Env | None = None, redacts: bool = True) -> Service:
     from segue.paths import StateDir
     from segue.service import Service
 
     svc = Service(StateDir.resolve(args.home), env=env)
     svc.parallel = True  # one-shot and single-threaded: a cold listing may use worker processes
     svc.one_shot = True
-    svc.use_kept_patterns()  # before the listing redacts anything (saved when the command ends: `main`)
+    if redacts:  # before the listing redacts anything (saved when the command ends: `main`)
+        svc.use_kept_patterns()
     return svc
 
 
@@ -511,7 +512,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    rows = _service(args).token_status()
+    rows = _service(args, redacts=False).token_status()  # ids and times only: no kept patterns to load
     if args.json:
         _dump([r.to_json() for r in rows])
         return 0
