@@ -67,6 +67,9 @@ _CODE_MODE_TOOLS = {"exec"}  # code mode (0.154): one JavaScript cell that calls
 
 
 
+_CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")  # response items that only open a call
+_OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
 class _Call:
     """A tool call waiting for its output (exit code, child id, patch result)."""
 
@@ -255,20 +258,36 @@ class StepBuilder:
                 return obj
         return None
 
-    def feed(self, kind: str, p: dict[str, Any], ts: Any) -> Iterator[Step]:
+    def feed(self, kind: str, p: dict[str, Any], ts: Any) -> Iterable[Step]:
+        """The steps one record gives. Not a generator itself (as `feed_raw`): the record's effects on the
+        builder happen now, and a record that gives no step (a tool call, context) costs no generator."""
         if ts != self._ts:  # records come in bursts with one timestamp: parse each once
             self._ts, self._at = ts, (parse_time(ts) if ts is not None and not self.lean else None)
         at = self._at
         if kind != "unknown":
             self.known += 1
         if kind == "response_item":
-            yield from self._response_item(p, at)
-        elif kind == "event_msg":
-            yield from self._event(p, at)
-        elif kind == "turn_context":
+            t = p.get("type")
+            if t in _CALL_TYPES:  # (`_response_item`'s branches, without its generator)
+                self._call(p, at)
+                return ()
+            if t in _OUTPUT_TYPES:
+                return self._output(p, at)
+            return self._response_item(p, at)
+        if kind == "event_msg":
+            if p.get("type") == "item_completed":  # (`_event`'s branch, without its generator)
+                item = p.get("item")
+                if not isinstance(item, dict):
+                    return ()
+                if item.get("type") == "CommandExecution":
+                    return self._command_item(item, at)
+                return self._item(item, at)
+            return self._event(p, at)
+        if kind == "turn_context":
             self.cwd = _str(p.get("cwd")) or self.cwd
         elif kind == "bare_meta":
             self.bare = True
+        return ()
 
     def finish(self, stats: ReadStats | None = None) -> Iterator[Step]:
         yield from self._settle(None, at_end=True)
@@ -344,9 +363,9 @@ class StepBuilder:
                 text = "\n".join(x for x in texts if x.strip()).strip()
                 if text:
                     yield from self._hold(Step("message", _cap(text, STEP_TEXT), at))
-        elif t in ("function_call", "custom_tool_call", "local_shell_call"):
+        elif t in _CALL_TYPES:
             self._call(p, at)
-        elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        elif t in _OUTPUT_TYPES:
             yield from self._output(p, at)
         elif t == "web_search_call":
             action = p.get("action") if isinstance(p.get("action"), dict) else {}
@@ -527,15 +546,7 @@ class StepBuilder:
             if text:
                 yield from self._say_event(Step("message", _cap(text, STEP_TEXT), at))
         elif it == "CommandExecution":
-            if str(item.get("source") or "").lower().replace("_", "") == "usershell":
-                return
-            code = item.get("exit_code", item.get("exitCode"))
-            if str(item.get("status") or "").lower().replace("_", "") == "inprogress":
-                code = None
-            out = item.get("aggregated_output")
-            if not isinstance(out, LaterOutput):
-                out = _str(out) or _str(item.get("aggregatedOutput"))
-            yield from self._ended_command(_str(item.get("id")) or "", item.get("command"), code, at, out)
+            yield from self._command_item(item, at)
         elif it == "FileChange":
             failed = str(item.get("status") or "").lower() in ("failed", "declined")
             yield from self._changes(_str(item.get("id")) or "", item.get("changes"), failed, at)
@@ -544,24 +555,37 @@ class StepBuilder:
             ref = receivers[0] if receivers and isinstance(receivers[0], str) else None
             yield from self._spawned(_str(item.get("id")) or "", _str(item.get("prompt")), ref, at)
 
+    def _command_item(self, item: dict[str, Any], at: float | None) -> Iterable[Step]:
+        """A completed `CommandExecution` item (not a generator: most give their one step at once)."""
+        if str(item.get("source") or "").lower().replace("_", "") == "usershell":
+            return ()
+        code = item.get("exit_code", item.get("exitCode"))
+        if str(item.get("status") or "").lower().replace("_", "") == "inprogress":
+            code = None
+        out = item.get("aggregated_output")
+        if not isinstance(out, LaterOutput):
+            out = _str(out) or _str(item.get("aggregatedOutput"))
+        return self._ended_command(_str(item.get("id")) or "", item.get("command"), code, at, out)
+
     def _ended_command(self, cid: str, command: Any, code: Any, at: float | None,
-                       out: str | LaterOutput | None) -> Iterator[Step]:
+                       out: str | LaterOutput | None) -> Iterable[Step]:
+        """The command's step (and the files it wrote), or nothing; the builder's state changes now."""
         if cid and cid in self.done:
-            return
+            return ()
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         c = self.pending.get(cid)
         if c is None:
             text = command_text(command)
             if not text:
-                return
+                return ()
             c = _Call("command", _cap(text, STEP_TEXT), at, self.cwd)
         elif c.kind != "command":
-            return
+            return ()
         if self.running:
             for sid, rcid in list(self.running.items()):
                 if rcid == cid:
                     del self.running[sid]
-        yield from self._command_done(cid, c, code, out)
+        return self._command_done(cid, c, code, out)
 
     def _changes(self, cid: str, changes: Any, failed: bool, at: float | None) -> Iterator[Step]:
         if cid and cid in self.done:
