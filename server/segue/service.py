@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -322,13 +321,10 @@ class Service:
         brief would otherwise compile them with sre's pure-Python compiler every time. The CLI saves what it
         compiled. Only an existing private cache directory is used (nothing is created for it)."""
         from segue import recache
+        from segue.warm import is_private_dir
 
-        cache = self.state.cache
-        with contextlib.suppress(OSError):
-            st = os.lstat(cache)
-            uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
-                recache.use(str(cache))
+        if is_private_dir(str(self.state.cache)):
+            recache.use(str(self.state.cache))
 
     def facts(self, session: Session) -> Facts:
         """Facts from the runtime's store; from the kept facts when the session has left it."""

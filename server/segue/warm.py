@@ -153,7 +153,8 @@ def _tree(top: str, depth: int) -> list[str]:
     return out
 
 
-def _private_dir(path: str) -> bool:
+def is_private_dir(path: str) -> bool:
+    """A real directory of this user that nobody else may read or write (Segue's private cache)."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -257,7 +258,7 @@ def answer(argv: Sequence[str]) -> int | None:
     if found_root is None:
         return None
     root = found_root[1]
-    if not (_private_dir(root) and _private_dir(f"{root}/cache") and _private_dir(f"{root}/cache/{SUBDIR}")):
+    if not (is_private_dir(root) and is_private_dir(f"{root}/cache") and is_private_dir(f"{root}/cache/{SUBDIR}")):
         return None
     key = key_of(argv, root)
     found = _read_entry(_entry_path(root, key))
@@ -451,7 +452,7 @@ class Keeper:
         """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
         cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table."""
         recache = sys.modules.get("segue.recache")
-        if recache is not None and _private_dir(f"{self.root}/cache"):
+        if recache is not None and is_private_dir(f"{self.root}/cache"):
             recache.save()  # (no-op unless `recording()` called use(): the patterns compiled by the listing)
         if (self.blob is None and self._blob_at is None) or self.before is None or any(s.live for s in sessions):
             return False

@@ -65,10 +65,9 @@ _QUIET_TOOLS = {"write_stdin", "wait_agent", "wait", "close_agent", "resume_agen
 _CODE_MODE_TOOLS = {"exec"}  # code mode (0.154): one JavaScript cell that calls the other tools
 
 
-
-
 _CALL_TYPES = ("function_call", "custom_tool_call", "local_shell_call")  # response items that only open a call
 _OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
 
 class _Call:
     """A tool call waiting for its output (exit code, child id, patch result)."""
@@ -363,11 +362,7 @@ class StepBuilder:
                 text = "\n".join(x for x in texts if x.strip()).strip()
                 if text:
                     yield from self._hold(Step("message", _cap(text, STEP_TEXT), at))
-        elif t in _CALL_TYPES:
-            self._call(p, at)
-        elif t in _OUTPUT_TYPES:
-            yield from self._output(p, at)
-        elif t == "web_search_call":
+        elif t == "web_search_call":  # (calls and their outputs: `feed` hands them to `_call` and `_output`)
             action = p.get("action") if isinstance(p.get("action"), dict) else {}
             q = _str(action.get("query")) or _str(p.get("query"))
             yield from self._emit(Step("tool", _cap(f"web_search: {q}" if q else "web_search", STEP_TEXT), at))
@@ -507,9 +502,7 @@ class StepBuilder:
             msg = p.get("message")
             if isinstance(msg, str) and msg.strip():
                 yield from self._say_event(Step("message", _cap(msg.strip(), STEP_TEXT), at))
-        elif t == "item_completed" and isinstance(p.get("item"), dict):
-            yield from self._item(p["item"], at)
-        elif t == "exec_command_end":
+        elif t == "exec_command_end":  # (a completed item: `feed` hands it to `_item` or `_command_item`)
             if str(p.get("source") or "").lower().replace("_", "") == "usershell":
                 return  # the <user_shell_command> item carries it
             yield from self._ended_command(_str(p.get("call_id")) or "", p.get("command"),
