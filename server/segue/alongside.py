@@ -64,18 +64,17 @@ def start_value(work: Callable[[], Any]) -> Callable[[], Any] | None:
     os.close(w)
 
     def wait() -> Any:
-        chunks = []
+        got = bytearray()  # one buffer: a big result is not held twice (chunks, then their join)
         try:
             while chunk := os.read(r, 1 << 16):
-                chunks.append(chunk)
+                got += chunk
         finally:
             os.close(r)
             _reap(pid)
-        got = b"".join(chunks)
-        if got[:1] != b"1":  # b"" when the child died without a word (a signal)
+        if got[:1] != b"1":  # empty when the child died without a word (a signal)
             return None
         try:
-            return marshal.loads(got[1:])
+            return marshal.loads(memoryview(got)[1:])
         except (ValueError, EOFError, TypeError):
             return None
 

@@ -367,8 +367,18 @@ class CodexReader(Reader):
 
 
     def brief_steps(self, session: Session, stats: ReadStats, recent: int) -> Iterator[Step]:
-        """While fast paths are on, command items' outputs are decoded for the last `recent` steps only."""
-        return self.steps(session, stats, recent=recent if self.fast else None)
+        """While fast paths are on, command items' outputs are decoded for the last `recent` steps only, and a
+        big plain rollout is read in two processes (`halves`: the same steps as one pass)."""
+        if not self.fast:
+            return self.steps(session, stats)
+        path = self._resolve(session)
+        if path is not None and not path.endswith(".zst"):
+            from segue.stores.codex import halves
+
+            two = halves.steps(path, session.cwd, stats, recent)
+            if two is not None:
+                return two
+        return self.steps(session, stats, recent=recent)
 
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         """While fast paths are on, the steps without times and output tails (the index keeps neither)."""

@@ -89,6 +89,40 @@ def step_lines(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadS
         return
 
 
+def step_lines_until(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadStats], Iterable[T]],
+                     end: int) -> Iterator[T]:
+    """`step_lines` over the next `end` bytes of `f` only, which must end at a line's end (a line start of the
+    file): the lines there are read and fed exactly as `step_lines` reads and feeds them."""
+    readline = f.readline
+    left = end
+    while left > 0:
+        raw = readline(MAX_LINE if left > MAX_LINE else left)
+        if not raw:
+            return
+        left -= len(raw)
+        if raw.endswith(b"\n"):
+            stats.bytes_read += len(raw)
+            yield from feed(raw, True, stats)
+            continue
+        for piece, whole in iter_raw_lines(cast(BinaryIO, _Prefixed(raw, _Bounded(f, left))), stats):
+            yield from feed(piece, whole, stats)
+        return
+
+
+class _Bounded:
+    """At most `left` more bytes of `f`, read by lines."""
+
+    def __init__(self, f: BinaryIO, left: int) -> None:
+        self.f, self.left = f, left
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.left <= 0:
+            return b""
+        raw = self.f.readline(self.left if limit < 0 else min(limit, self.left))
+        self.left -= len(raw)
+        return raw
+
+
 class _Prefixed:
     """A stream that returns `first` before reading on from `f` (for `iter_raw_lines`' `readline`)."""
 

@@ -6,6 +6,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from typing import Any
 
 from segue.model import ReadStats, Step, parse_time
@@ -118,6 +119,7 @@ class StepBuilder:
         self.known = 0  # records recognised (decoded, or skipped on a positive match of their type)
         self.bad_args = 0  # function calls whose `arguments` string is not JSON
         self.emitted = 0  # non-message steps so far
+        self.later_added = 0  # entries appended to `later` so far
 
     # -- raw lines
 
@@ -289,17 +291,42 @@ class StepBuilder:
         return ()
 
     def finish(self, stats: ReadStats | None = None) -> Iterator[Step]:
+        yield from self.end_steps()
+        self.report(stats)
+        self.decode_later()
+
+    def end_steps(self) -> Iterator[Step]:
+        """The steps the end of the file gives: calls still waiting, messages still held."""
         yield from self._settle(None, at_end=True)
         yield from self._flush_held()
+
+    def report(self, stats: ReadStats | None) -> None:
         if stats is not None and self.lines and not self.known:
             stats.problems.append(f"no Codex records recognised in {self.lines} non-blank lines")
         if stats is not None and self.bad_args:
             stats.problems.append(f"{self.bad_args} tool calls whose arguments could not be decoded")
-        if self.later:  # the iteration ends here: the outputs the consumer will read
-            for step, later, fallback in self.later:
+
+    def decode_later(self, last: int | None = None) -> None:
+        """The iteration ends here: decode the outputs the consumer will read (of the `last` held ones; None:
+        all the deque holds, the last `recent`)."""
+        if self.later:
+            held = list(self.later)
+            for step, later, fallback in held[len(held) - min(last, len(held)):] if last is not None else held:
                 text = later.text()
                 step.output = _output_tail(text) if text else fallback
             self.later.clear()
+
+    def state_key(self) -> tuple[Any, ...]:
+        """Everything the builder's future steps depend on, as plain values: two builders with equal keys give
+        the same steps for the same lines that follow (`stores.codex.halves`). Counters are not part of it
+        (they only add up), nor the held outputs (`decode_later`); a call's code-mode mark counts from the
+        steps emitted so far."""
+        return (self.cwd, self.bare, self.events_form, self.fast, self.lean, self.later is not None,
+                [_step_key(s) for s in self.held],
+                [(cid, c.kind, c.text, c.at, c.cwd, c.output, c.writes,
+                  None if c.mark is None else self.emitted - c.mark) for cid, c in self.pending.items()],
+                list(self.running.items()), sorted(self.done), _step_key(self.prev), self.last_message,
+                self.big_skipped > 0)
 
     # -- emitting
 
@@ -481,6 +508,7 @@ class StepBuilder:
             step = Step("command", c.text, c.at, exit_code=code, output=None if self.lean else c.output)
             if self.later is not None:
                 self.later.append((step, text, c.output))
+                self.later_added += 1
         else:
             out = _output_tail(text) if text and not self.lean else c.output
             step = Step("command", c.text, c.at, exit_code=code, output=out)
@@ -623,6 +651,18 @@ class StepBuilder:
                 yield from self._emit(Step("subagent", c.text, c.at))
             elif c.kind == "tool" and not self._wrapped_others(c):
                 yield from self._emit(Step("tool", c.text, c.at))
+
+
+STEP_FIELDS = tuple(f.name for f in fields(Step))
+
+
+def step_values(s: Step) -> tuple[Any, ...]:
+    """A step as plain values (every field, in order: `Step(*values)` makes it again)."""
+    return tuple(getattr(s, name) for name in STEP_FIELDS)
+
+
+def _step_key(s: Step | None) -> tuple[Any, ...] | None:
+    return None if s is None else step_values(s)
 
 
 def _spawn_task(args: dict[str, Any]) -> str:

@@ -1,0 +1,165 @@
+"""A brief's pass over a big plain rollout in two processes: this one reads the first half, a forked child
+(`segue.alongside`) the second.
+
+The builder is deterministic: its steps for the lines that follow depend on its state and those lines alone.
+The child starts `WARM` bytes before the split, at a line start, with a fresh builder, and notes its state when
+it reaches the split line (`StepBuilder.state_key`). Most state lasts one turn (calls, the turn's call ids, the
+last step), so a turn or two of warm-up gives the child the state the whole first half gives this process.
+Only when the two keys are equal are the child's steps after the split taken; otherwise (or when the child
+failed, died or could not start) this process reads the second half itself, as a one-process pass does. So the
+result is the one-process result either way; the split only saves time.
+
+Taken for plain rollouts of `SPLIT_MIN` bytes or more while fast paths are on (`SEGUE_FAST_PATHS=0` reads in
+one pass), and never where `segue.alongside` does not fork (`SEGUE_ALONGSIDE=0`, not Linux, threads running:
+the language server)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from segue import alongside
+from segue.model import ReadStats, Step
+from segue.stores.codex.records import open_rollout, step_lines, step_lines_until
+from segue.stores.codex.steps import StepBuilder, step_values
+
+SPLIT_MIN = 32 * 1024 * 1024
+WARM = 2 * 1024 * 1024  # bytes the child reads before the split to reach the state: several turns
+_COUNTERS = ("lines", "known", "bad_args", "big_skipped")
+
+
+def line_start(path: str, at: int) -> int:
+    """The offset of the first line that starts at or after `at` (the file's size when none does)."""
+    if at <= 0:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(at - 1)
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                return f.tell()
+            i = chunk.find(b"\n")
+            if i >= 0:
+                return f.tell() - len(chunk) + i + 1
+
+
+_TURN = b'"type":"turn_context"'
+
+
+def turn_start(path: str, before: int, lowest: int) -> int | None:
+    """The start of the last line starting in [`lowest`, `before`) that is a `turn_context` record as Codex
+    writes it (the type within the line's first 96 bytes, the line starting with its timestamp), or None."""
+    hi = before
+    with open(path, "rb") as f:
+        while hi > lowest:
+            lo = max(lowest, hi - (1 << 20))
+            pad = min(lo, 128)  # bytes before the window: a match's line start is within 96 bytes of it
+            f.seek(lo - pad)
+            buf = f.read(pad + (hi - lo) + 96 + len(_TURN))
+            end = len(buf)
+            while (k := buf.rfind(_TURN, pad, end)) >= 0:
+                end = k
+                nl = buf.rfind(b"\n", max(0, k - 96), k)
+                if nl < 0 and (lo - pad > 0 or k >= 96):
+                    continue  # no line start within 96 bytes before it: not an envelope's type
+                ls = nl + 1
+                start = lo - pad + ls
+                if lowest <= start < before and buf.startswith(b'{"timestamp":"', ls):
+                    return start
+            hi = lo
+    return None
+
+
+def plan(path: str, size: int) -> tuple[int, int] | None:
+    """(child's start, split) for a file of `size` bytes, or None (one pass). The child reads more than this
+    process (its warm-up), and this one also folds the steps: the split is a little past the middle. The
+    child starts at the last turn's start before the split within `WARM`…`size // 4` bytes of it (a new turn
+    clears most state), else `WARM` bytes before it."""
+    if size < SPLIT_MIN:
+        return None
+    split = line_start(path, (size + WARM) // 2)
+    if split >= size:
+        return None
+    start = turn_start(path, split - WARM // 2, max(0, split - size // 4))
+    if start is None:
+        start = line_start(path, split - WARM)
+    if not 0 < start < split:
+        return None
+    return start, split
+
+
+def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int) -> Any:
+    """The child's work: from `start`, the state key at `split`, then the steps after it (with their outputs
+    decoded as `finish` would), and what the counters and stats gained after it."""
+    stats = ReadStats()
+    b = StepBuilder(cwd, fast=True, recent=recent)
+    with open_rollout(path) as f:
+        f.seek(start)
+        for _ in step_lines_until(f, stats, b.feed_raw, split - start):
+            pass  # warm-up: the state changes as lines are fed, the steps are the first half's
+        if f.tell() != split:
+            return None
+        key = b.state_key()
+        base = [getattr(b, c) for c in _COUNTERS]
+        later0, problems0, damaged0, read0 = b.later_added, len(stats.problems), stats.damaged_lines, stats.bytes_read
+        steps = list(step_lines(f, stats, b.feed_raw))
+        steps.extend(b.end_steps())
+        b.decode_later()
+        for s in steps[:-recent] if recent else steps:
+            s.output = None  # a brief reads outputs on the last `recent` steps only (`Reader.brief_steps`)
+        return (key, [step_values(s) for s in steps], [getattr(b, c) - v for c, v in zip(_COUNTERS, base, strict=True)],
+                b.later_added - later0, stats.problems[problems0:], stats.damaged_lines - damaged0,
+                stats.bytes_read - read0)
+
+
+def steps(path: str, cwd: str | None, stats: ReadStats, recent: int) -> Iterator[Step] | None:
+    """The steps of the rollout at `path` read in two processes, or None (read it in one pass: too small, or
+    no fork)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    where = plan(path, size)
+    if where is None:
+        return None
+    start, split = where
+    wait = alongside.start_value(lambda: _second_half(path, cwd, recent, start, split))
+    if wait is None:
+        return None
+    return _joined(path, cwd, stats, recent, split, wait)
+
+
+def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: int, wait: Any) -> Iterator[Step]:
+    b = StepBuilder(cwd, fast=True, recent=recent)
+    got: Any = None
+    waited = False
+    try:
+        with open_rollout(path) as f:
+            yield from step_lines_until(f, stats, b.feed_raw, split)
+            got, waited = wait(), True
+            if f.tell() == split and agrees(got, b):
+                _key, values, counters, later_added, problems, damaged, read = got
+                got = None
+                for s in values:
+                    yield Step(*s)
+                for name, n in zip(_COUNTERS, counters, strict=True):
+                    setattr(b, name, getattr(b, name) + n)
+                stats.problems.extend(problems)
+                stats.damaged_lines += damaged
+                stats.bytes_read += read
+                b.report(stats)
+                # the outputs of the last `recent` command items: the child's, then this half's for the rest
+                b.decode_later(max(0, recent - later_added))
+                return
+            got = None
+            yield from step_lines(f, stats, b.feed_raw)  # the one-pass read of the second half
+        yield from b.finish(stats)
+    finally:
+        if not waited:
+            wait()  # reap the child (the consumer stopped early, or reading failed)
+
+
+def agrees(got: Any, b: StepBuilder) -> bool:
+    """Is the child's result whole, and its builder's state at the split this process's?"""
+    return isinstance(got, tuple) and len(got) == 7 and got[0] == b.state_key()
