@@ -2,8 +2,9 @@
 
 A quick answer's freshness check is a stat of every file the last full pass saw (~30-50 ms on 8,000 sessions,
 ~100-150 ms on 32,000), and a query's ranking can take as long: in one process they add up, on two cores they
-need not. The child only runs `work` (stats and small reads: never the parent's SQLite connection, which must
-not be used across a fork) and writes its marshalled result; any failure in it is no result. Where a fork is
+need not; nor need the two halves of a big Codex rollout's brief (`stores.codex.halves`). The child only runs
+`work` (stats and reads of files it opens itself: never the parent's SQLite connection, which must not be used
+across a fork) and writes its marshalled result; any failure in it is no result. Where a fork is
 not safe or possible (not Linux, another thread running, fork or pipe refused) nothing starts and the caller does
 the work itself. SEGUE_ALONGSIDE=0 never forks.
 """
