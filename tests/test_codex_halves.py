@@ -311,3 +311,42 @@ def test_turn_start_finds_the_last_turn_context_line(tmp_path: Path) -> None:
     other = _write(tmp_path / "q", [quoted] * 3)
     p2 = str(next((other / ".codex/sessions").rglob("*.jsonl")))
     assert halves.turn_start(p2, os.path.getsize(p2), 0) is None
+
+
+def test_a_child_whose_state_differs_is_stopped_not_waited_for(tmp_path: Path, seen: dict[str, int],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child notes its key's digest at the split; a parent whose digest differs ends the child and reads
+    on alone at once (here the child would take a minute to finish its half)."""
+    import time
+
+    home = _write(tmp_path, _many_turns())
+    reader = reader_for("codex", Env(home=home, environ={}))
+    session = next(s for src in reader.sources() for s in reader.summarize(src))
+    want = _one_pass(reader, session)
+
+    def slow(*args: Any) -> Any:
+        args[-1](b"x" * alongside.NOTE)  # not any builder's digest
+        time.sleep(60)
+        return None
+
+    monkeypatch.setattr(halves, "_second_half", slow)
+    t0 = time.monotonic()
+    assert _two(session.store_path, session.cwd, next(iter(_splits(session.store_path))), monkeypatch) == want
+    assert time.monotonic() - t0 < 30
+    assert seen == {"taken": 0, "refused": 1}
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # killed and reaped
+
+
+def test_a_noted_child_sends_its_note_then_its_result() -> None:
+    child = alongside.start_noted(lambda note: (note(b"n" * alongside.NOTE), 41 + 1)[1])
+    assert child is not None
+    assert child.note() == b"n" * alongside.NOTE
+    assert child.result() == 42
+    failed = alongside.start_noted(lambda note: 1 / 0)
+    assert failed is not None
+    assert failed.note() is None and failed.result() is None
+    bad = alongside.start_noted(lambda note: note(b"short"))
+    assert bad is not None
+    assert bad.note() is None
+    bad.stop()

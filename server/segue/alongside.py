@@ -35,6 +35,65 @@ def start(check: Callable[[], bool]) -> Callable[[], bool] | None:
 def start_value(work: Callable[[], Any]) -> Callable[[], Any] | None:
     """work() begun in a child; returns the wait for its result (a value marshal can carry; None when the child
     failed or died), or None when nothing was started."""
+    child = start_noted(lambda _note: work())
+    return None if child is None else child.result
+
+
+NOTE = 32  # bytes of a child's note: far below a pipe's buffer, so writing it never waits for the parent
+
+
+class Child:
+    """A forked child at work: what it noted early (`note`), its result (`result`), or stopped (`stop`)."""
+
+    def __init__(self, pid: int, r: int) -> None:
+        self.pid, self.r = pid, r
+        self.done = False
+
+    def note(self) -> bytes | None:
+        """The NOTE bytes the child sent with `note(…)` before its result, or None (it died or failed first)."""
+        got = b""
+        while len(got) < NOTE:
+            chunk = os.read(self.r, NOTE - len(got))
+            if not chunk:
+                break
+            got += chunk
+        return got if len(got) == NOTE else None
+
+    def result(self) -> Any:
+        if self.done:
+            return None
+        got = bytearray()  # one buffer: a big result is not held twice (chunks, then their join)
+        try:
+            while chunk := os.read(self.r, 1 << 16):
+                got += chunk
+        finally:
+            self._end()
+        if got[:1] != b"1":  # empty when the child died without a word (a signal)
+            return None
+        try:
+            return marshal.loads(memoryview(got)[1:])
+        except (ValueError, EOFError, TypeError):
+            return None
+
+    def stop(self) -> None:
+        """Its result is not wanted: end it now."""
+        if not self.done:
+            try:  # (no contextlib here, as in `_reap`)  # noqa: SIM105
+                os.kill(self.pid, 9)
+            except OSError:
+                pass
+            self._end()
+
+    def _end(self) -> None:
+        self.done = True
+        os.close(self.r)
+        _reap(self.pid)
+
+
+def start_noted(work: Callable[[Callable[[bytes], None]], Any]) -> Child | None:
+    """work(note) begun in a child, where `note(data)` sends NOTE bytes that `Child.note` reads while the work
+    goes on: a child that is told to stop early need not be waited for. A
+    work that notes nothing is a plain `start_value` (then call `result` only). None when nothing was started."""
     # a fork copies only the calling thread: another one's locks could be held forever in the child
     if not enabled() or sys.platform != "linux" or _thread._count() > 0:
         return None
@@ -52,34 +111,28 @@ def start_value(work: Callable[[], Any]) -> Callable[[], Any] | None:
         out = b"0"
         try:
             os.close(r)
-            out = b"1" + marshal.dumps(work())
+
+            def note(data: bytes) -> None:
+                if len(data) != NOTE:
+                    raise ValueError("a note is NOTE bytes")
+                _write_all(w, data)
+
+            out = b"1" + marshal.dumps(work(note))
         except BaseException:  # a child must reach _exit whatever happened
             out = b"0"
         finally:
             try:
-                view = memoryview(out)
-                while view:
-                    view = view[os.write(w, view):]
+                _write_all(w, out)
             finally:
                 os._exit(0)
     os.close(w)
+    return Child(pid, r)
 
-    def wait() -> Any:
-        got = bytearray()  # one buffer: a big result is not held twice (chunks, then their join)
-        try:
-            while chunk := os.read(r, 1 << 16):
-                got += chunk
-        finally:
-            os.close(r)
-            _reap(pid)
-        if got[:1] != b"1":  # empty when the child died without a word (a signal)
-            return None
-        try:
-            return marshal.loads(memoryview(got)[1:])
-        except (ValueError, EOFError, TypeError):
-            return None
 
-    return wait
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _reap(pid: int) -> None:

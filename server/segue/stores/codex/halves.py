@@ -16,13 +16,18 @@ the language server)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from segue import alongside
 from segue.model import ReadStats, Step
 from segue.stores.codex.records import open_rollout, step_lines, step_lines_until
 from segue.stores.codex.steps import StepBuilder, step_values
+
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL (as segue.replay)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 SPLIT_MIN = 32 * 1024 * 1024
 WARM = 2 * 1024 * 1024  # bytes the child reads before the split to reach the state: several turns
@@ -89,9 +94,17 @@ def plan(path: str, size: int) -> tuple[int, int] | None:
     return start, split
 
 
-def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int) -> Any:
-    """The child's work: from `start`, the state key at `split`, then the steps after it (with their outputs
-    decoded as `finish` would), and what the counters and stats gained after it."""
+def key_note(key: Any) -> bytes:
+    """A digest of a state key, sent by the child as soon as it reaches the split: a parent whose own key's
+    digest differs stops the child at once instead of waiting for its half (repr: equal keys of these plain
+    values give equal text; a collision or a -0.0 only costs the early answer, `agrees` decides)."""
+    return blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=alongside.NOTE).digest()
+
+
+def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int,
+                 note: Callable[[bytes], None]) -> Any:
+    """The child's work: from `start`, the state key at `split` (noted at once), then the steps after it (with
+    their outputs decoded as `finish` would), and what the counters and stats gained after it."""
     stats = ReadStats()
     b = StepBuilder(cwd, fast=True, recent=recent)
     with open_rollout(path) as f:
@@ -101,6 +114,7 @@ def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int
         if f.tell() != split:
             return None
         key = b.state_key()
+        note(key_note(key))
         base = [getattr(b, c) for c in _COUNTERS]
         later0, problems0, damaged0, read0 = b.later_added, len(stats.problems), stats.damaged_lines, stats.bytes_read
         steps = list(step_lines(f, stats, b.feed_raw))
@@ -124,21 +138,24 @@ def steps(path: str, cwd: str | None, stats: ReadStats, recent: int) -> Iterator
     if where is None:
         return None
     start, split = where
-    wait = alongside.start_value(lambda: _second_half(path, cwd, recent, start, split))
-    if wait is None:
+    child = alongside.start_noted(lambda note: _second_half(path, cwd, recent, start, split, note))
+    if child is None:
         return None
-    return _joined(path, cwd, stats, recent, split, wait)
+    return _joined(path, cwd, stats, recent, split, child)
 
 
-def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: int, wait: Any) -> Iterator[Step]:
+def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: int, child: alongside.Child
+            ) -> Iterator[Step]:
     b = StepBuilder(cwd, fast=True, recent=recent)
     got: Any = None
-    waited = False
     try:
         with open_rollout(path) as f:
             yield from step_lines_until(f, stats, b.feed_raw, split)
-            got, waited = wait(), True
-            if f.tell() == split and agrees(got, b):
+            if f.tell() == split and child.note() == key_note(b.state_key()):
+                got = child.result()
+            else:
+                child.stop()  # its state at the split is not this one's: its half would not be taken
+            if agrees(got, b):
                 _key, values, counters, later_added, problems, damaged, read = got
                 got = None
                 for s in values:
@@ -156,8 +173,7 @@ def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: in
             yield from step_lines(f, stats, b.feed_raw)  # the one-pass read of the second half
         yield from b.finish(stats)
     finally:
-        if not waited:
-            wait()  # reap the child (the consumer stopped early, or reading failed)
+        child.stop()  # (when the consumer stopped early or reading failed; else a no-op)
 
 
 def agrees(got: Any, b: StepBuilder) -> bool:
