@@ -65,15 +65,15 @@ def _line_starts(path: str) -> list[int]:
 
 
 def _splits(path: str, most: int = 24) -> Iterator[tuple[int, int]]:
-    """(child's start, split) pairs over the file: splits spread over its lines, the child starting 1, 3 and
-    12 lines before, and where `plan` puts it."""
+    """(child's start, split) pairs over the file: splits spread over its lines, the child starting at the split
+    (no warm-up: a fresh builder's state), 1, 3 and 12 lines before, and where `plan` puts it."""
     starts = _line_starts(path)
     if len(starts) < 3:
         return
     step = max(1, len(starts) // most)
     size = os.path.getsize(path)
     for j in range(1, len(starts), step):
-        for back in (1, 3, 12):
+        for back in (0, 1, 3, 12):
             if j - back >= 0:
                 yield starts[j - back], starts[j]
         t = halves.turn_start(path, starts[j], 0)
@@ -149,6 +149,8 @@ def _turn(t: int, commands: int, *, events: bool = True, open_call: bool = False
     out = [_line(ts, "turn_context", {"turn_id": f"turn{t}", "cwd": f"{cwd}/{t % 3}"})]
     if events:
         out.append(_line(ts, "event_msg", {"type": "user_message", "message": f"request {t}"}))
+        if t % 3 == 2:  # the same request twice in a row: the second is dropped (the last step is compared)
+            out.append(_line(ts, "event_msg", {"type": "user_message", "message": f"request {t}"}))
     else:
         out.append(_line(ts, "response_item", {"type": "message", "role": "user",
                                                "content": [{"type": "input_text", "text": f"request {t}"}]}))
@@ -173,6 +175,8 @@ def _turn(t: int, commands: int, *, events: bool = True, open_call: bool = False
     if open_call:  # a call whose output never comes: settled by the next turn's start (or the file's end)
         out.append(_line(ts, "response_item", {"type": "function_call", "name": "exec_command",
                                                "call_id": f"open_{t}", "arguments": '{"cmd": "sleep 99"}'}))
+    if t % 3 == 0 and events:  # the turn's last message, repeated by task_complete: dropped there
+        out.append(_line(ts, "event_msg", {"type": "agent_message", "message": f"done {t}"}))
     if t % 2 == 0 or not events:
         out.append(_line(ts, "event_msg", {"type": "task_complete", "last_agent_message": f"done {t}"}))
     return out
@@ -192,7 +196,21 @@ def _many_turns(**kw: Any) -> list[bytes]:
     return [ln for t in range(12) for ln in _turn(t, 2 + t % 5, open_call=t % 4 == 1, **kw)]
 
 
+def _late_duplicates() -> list[bytes]:
+    """One long turn in which a command's end is recorded again much later (an `exec_command_end` for a call
+    settled long before): the one-pass read ignores it (its id is settled), a child that never saw the call
+    would not."""
+    lines = _turn(0, 60)
+    ends = [_line("2026-01-01T00:00:00.000Z", "event_msg", {
+        "type": "exec_command_end", "call_id": f"call_0_{i}", "command": ["/bin/bash", "-lc", f"again {i}"],
+        "exit_code": 7, "aggregated_output": "again"}) for i in range(0, 60, 6)]
+    for k, end in enumerate(ends):
+        lines.insert(min(len(lines), 40 + k * 25), end)
+    return lines
+
+
 CASES: dict[str, Any] = {
+    "late duplicates in one long turn": _late_duplicates,
     "many turns": lambda: _many_turns(),
     "no events (messages held)": lambda: _many_turns(events=False),
     "one long turn": lambda: _turn(0, 60, open_call=True),
@@ -203,11 +221,14 @@ CASES: dict[str, Any] = {
 }
 
 
+@pytest.mark.parametrize("context", [True, False], ids=["turn context", "no turn context"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_two_halves_read_hard_rollouts_as_one_pass(case: str, tmp_path: Path, seen: dict[str, int],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_halves_read_hard_rollouts_as_one_pass(case: str, context: bool, tmp_path: Path,
+                                                   seen: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    if not context:  # the child does not look back for its turn's context: it starts with the session's cwd
+        monkeypatch.setattr(halves, "CONTEXT_BACK", 0)
     home = _write(tmp_path, CASES[case]())
-    assert _check_file(home, monkeypatch) > 20
+    assert _check_file(home, monkeypatch, most=80) > 20
     assert seen["taken"] > 0, "the child's half was never taken"
     assert seen["refused"] > 0, "no split was refused: the fallback was not compared"
 
@@ -248,8 +269,19 @@ def test_the_brief_is_the_one_pass_brief(tmp_path: Path, seen: dict[str, int],
 def test_a_key_that_leaves_state_out_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Control: with a builder key that says nothing, a child's half is taken where the state differed, and
     the comparison above sees it."""
-    home = _write(tmp_path, _many_turns())
+    home = _write(tmp_path, [ln for t in range(4) for ln in _turn(t, 2, open_call=True)])
     monkeypatch.setattr(StepBuilder, "state_key", lambda self: ())
+    with pytest.raises(AssertionError):
+        _check_file(home, monkeypatch, most=1000)  # every split: one between an open call and its turn's end
+
+
+def test_settled_ids_the_second_half_asks_about_are_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """Control: taking the child's half without comparing the settled call ids it asked about gives steps the
+    one-pass read does not."""
+    home = _write(tmp_path, _late_duplicates())
+    real = halves.agrees
+    monkeypatch.setattr(halves, "agrees", lambda got, b: real((*got[:2], [], *got[3:]), b) if got else False)
     with pytest.raises(AssertionError):
         _check_file(home, monkeypatch)
 
@@ -350,3 +382,13 @@ def test_a_noted_child_sends_its_note_then_its_result() -> None:
     assert bad is not None
     assert bad.note() is None
     bad.stop()
+
+
+def test_dropped_repeats_across_the_split(tmp_path: Path, seen: dict[str, int],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request repeated in the next line, a message repeated by task_complete: every split, so one falls
+    between each pair. (A child that starts between a pair has seen no event yet, so the events flag of the
+    state already differs; the last step and the last message are compared too, for stores that differ.)"""
+    home = _write(tmp_path, [ln for t in (0, 2, 3, 5) for ln in _turn(t, 1)])
+    assert _check_file(home, monkeypatch, most=1000) > 20
+    assert seen["taken"] > 0 and seen["refused"] > 0

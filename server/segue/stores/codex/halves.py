@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 SPLIT_MIN = 32 * 1024 * 1024
 WARM = 2 * 1024 * 1024  # bytes the child reads before the split to reach the state: several turns
+CONTEXT_BACK = 64 * 1024 * 1024  # how far back the child looks for the context of a turn it starts inside
 _COUNTERS = ("lines", "known", "bad_args", "big_skipped")
 
 
@@ -107,7 +108,12 @@ def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int
     their outputs decoded as `finish` would), and what the counters and stats gained after it."""
     stats = ReadStats()
     b = StepBuilder(cwd, fast=True, recent=recent)
+    ctx = turn_start(path, start, max(0, start - CONTEXT_BACK))
     with open_rollout(path) as f:
+        if ctx is not None:  # the turn's context (its cwd) when the child starts inside a turn
+            f.seek(ctx)
+            for _ in b.feed_raw(f.readline(1 << 20), True, ReadStats()):
+                pass
         f.seek(start)
         for _ in step_lines_until(f, stats, b.feed_raw, split - start):
             pass  # warm-up: the state changes as lines are fed, the steps are the first half's
@@ -115,6 +121,8 @@ def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int
             return None
         key = b.state_key()
         note(key_note(key))
+        done = sorted(b.done)
+        b.done = asked = _Asked(b)
         base = [getattr(b, c) for c in _COUNTERS]
         later0, problems0, damaged0, read0 = b.later_added, len(stats.problems), stats.damaged_lines, stats.bytes_read
         steps = list(step_lines(f, stats, b.feed_raw))
@@ -122,7 +130,8 @@ def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int
         b.decode_later()
         for s in steps[:-recent] if recent else steps:
             s.output = None  # a brief reads outputs on the last `recent` steps only (`Reader.brief_steps`)
-        return (key, [step_values(s) for s in steps], [getattr(b, c) - v for c, v in zip(_COUNTERS, base, strict=True)],
+        gained = [getattr(b, c) - v for c, v in zip(_COUNTERS, base, strict=True)]
+        return (key, done, sorted(asked.asked), [step_values(s) for s in steps], gained,
                 b.later_added - later0, stats.problems[problems0:], stats.damaged_lines - damaged0,
                 stats.bytes_read - read0)
 
@@ -156,7 +165,7 @@ def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: in
             else:
                 child.stop()  # its state at the split is not this one's: its half would not be taken
             if agrees(got, b):
-                _key, values, counters, later_added, problems, damaged, read = got
+                _key, _done, _asked, values, counters, later_added, problems, damaged, read = got
                 got = None
                 for s in values:
                     yield Step(*s)
@@ -177,5 +186,28 @@ def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: in
 
 
 def agrees(got: Any, b: StepBuilder) -> bool:
-    """Is the child's result whole, and its builder's state at the split this process's?"""
-    return isinstance(got, tuple) and len(got) == 7 and got[0] == b.state_key()
+    """Is the child's result whole, and its builder's state at the split this process's? The settled call ids
+    may differ where the second half never asks about them (a turn begun before the child's start: this
+    process settled calls the child never saw) up to the first turn start after the split, which clears them."""
+    if not (isinstance(got, tuple) and len(got) == 9 and got[0] == b.state_key()):
+        return False
+    _key, done, asked = got[:3]
+    return not (set(done) ^ b.done) & set(asked)
+
+
+class _Asked(set):  # type: ignore[type-arg]
+    """The child's settled call ids after the split, noting which ids the builder asks about until a turn start
+    clears them: from then on both processes hold the same, and the builder gets a plain set back."""
+
+    def __init__(self, builder: StepBuilder) -> None:
+        super().__init__(builder.done)
+        self.builder = builder
+        self.asked: set[str] = set()
+
+    def __contains__(self, x: object) -> bool:
+        self.asked.add(x)  # type: ignore[arg-type]
+        return super().__contains__(x)
+
+    def clear(self) -> None:
+        super().clear()
+        self.builder.done = set()

@@ -319,13 +319,13 @@ class StepBuilder:
     def state_key(self) -> tuple[Any, ...]:
         """Everything the builder's future steps depend on, as plain values: two builders with equal keys give
         the same steps for the same lines that follow (`stores.codex.halves`). Counters are not part of it
-        (they only add up), nor the held outputs (`decode_later`); a call's code-mode mark counts from the
-        steps emitted so far."""
+        (they only add up), nor the held outputs (`decode_later`), nor the settled call ids (`done`: only asked
+        about, see `halves`); a call's code-mode mark counts from the steps emitted so far."""
         return (self.cwd, self.bare, self.events_form, self.fast, self.lean, self.later is not None,
                 [_step_key(s) for s in self.held],
                 [(cid, c.kind, c.text, c.at, c.cwd, c.output, c.writes,
                   None if c.mark is None else self.emitted - c.mark) for cid, c in self.pending.items()],
-                list(self.running.items()), sorted(self.done), _step_key(self.prev), self.last_message,
+                list(self.running.items()), _step_key(self.prev), self.last_message,
                 self.big_skipped > 0)
 
     # -- emitting
