@@ -21,13 +21,10 @@ from typing import Any
 
 from segue import alongside
 from segue.model import ReadStats, Step
-from segue.stores.codex.records import open_rollout, step_lines, step_lines_until
+from segue.replay import blake2b
+from segue.stores.codex.records import open_rollout, step_lines
 from segue.stores.codex.steps import StepBuilder, step_values
-
-try:  # hashlib's own blake2b, without hashlib loading OpenSSL (as segue.replay)
-    from _blake2 import blake2b
-except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b
+from segue.stores.text import open_regular
 
 SPLIT_MIN = 32 * 1024 * 1024
 WARM = 2 * 1024 * 1024  # bytes the child reads before the split to reach the state: several turns
@@ -39,7 +36,7 @@ def line_start(path: str, at: int) -> int:
     """The offset of the first line that starts at or after `at` (the file's size when none does)."""
     if at <= 0:
         return 0
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         f.seek(at - 1)
         while True:
             chunk = f.read(1 << 16)
@@ -57,7 +54,7 @@ def turn_start(path: str, before: int, lowest: int) -> int | None:
     """The start of the last line starting in [`lowest`, `before`) that is a `turn_context` record as Codex
     writes it (the type within the line's first 96 bytes, the line starting with its timestamp), or None."""
     hi = before
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while hi > lowest:
             lo = max(lowest, hi - (1 << 20))
             pad = min(lo, 128)  # bytes before the window: a match's line start is within 96 bytes of it
@@ -108,14 +105,16 @@ def _second_half(path: str, cwd: str | None, recent: int, start: int, split: int
     their outputs decoded as `finish` would), and what the counters and stats gained after it."""
     stats = ReadStats()
     b = StepBuilder(cwd, fast=True, recent=recent)
-    ctx = turn_start(path, start, max(0, start - CONTEXT_BACK))
+    # (none needed when the child starts at a turn's context line itself)
+    here = turn_start(path, start + 1, start) == start
+    ctx = None if here else turn_start(path, start, max(0, start - CONTEXT_BACK))
     with open_rollout(path) as f:
         if ctx is not None:  # the turn's context (its cwd) when the child starts inside a turn
             f.seek(ctx)
             for _ in b.feed_raw(f.readline(1 << 20), True, ReadStats()):
                 pass
         f.seek(start)
-        for _ in step_lines_until(f, stats, b.feed_raw, split - start):
+        for _ in step_lines(f, stats, b.feed_raw, split - start):
             pass  # warm-up: the state changes as lines are fed, the steps are the first half's
         if f.tell() != split:
             return None
@@ -159,7 +158,7 @@ def _joined(path: str, cwd: str | None, stats: ReadStats, recent: int, split: in
     got: Any = None
     try:
         with open_rollout(path) as f:
-            yield from step_lines_until(f, stats, b.feed_raw, split)
+            yield from step_lines(f, stats, b.feed_raw, split)
             if f.tell() == split and child.note() == key_note(b.state_key()):
                 got = child.result()
             else:

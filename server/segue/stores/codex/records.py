@@ -69,32 +69,14 @@ def iter_raw_lines(f: BinaryIO, stats: ReadStats | None = None) -> Iterator[tupl
         yield head, False
 
 
-def step_lines(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadStats], Iterable[T]]
-               ) -> Iterator[T]:
+def step_lines(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadStats], Iterable[T]],
+               end: int | None = None) -> Iterator[T]:
     """What `feed(line, whole, stats)` gives for each of `iter_raw_lines`' lines, for a brief's pass over a
-    whole rollout: the common case (a whole line ending in a newline) in a tighter loop, with no tuple per
-    line; anything else is left to `iter_raw_lines`."""
+    whole rollout (or over the next `end` bytes only, which must end at a line's end): the common case (a whole
+    line ending in a newline) in a tighter loop, with no tuple per line; anything else is left to
+    `iter_raw_lines`."""
     readline = f.readline
-    while True:
-        raw = readline(MAX_LINE)
-        if not raw:
-            return
-        if raw.endswith(b"\n"):
-            stats.bytes_read += len(raw)
-            yield from feed(raw, True, stats)
-            continue
-        # EOF without a newline, or an oversized line: hand this piece and the rest of the file over
-        for piece, whole in iter_raw_lines(cast(BinaryIO, _Prefixed(raw, f)), stats):
-            yield from feed(piece, whole, stats)
-        return
-
-
-def step_lines_until(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool, ReadStats], Iterable[T]],
-                     end: int) -> Iterator[T]:
-    """`step_lines` over the next `end` bytes of `f` only, which must end at a line's end (a line start of the
-    file): the lines there are read and fed exactly as `step_lines` reads and feeds them."""
-    readline = f.readline
-    left = end
+    left = (1 << 62) if end is None else end
     while left > 0:
         raw = readline(MAX_LINE if left > MAX_LINE else left)
         if not raw:
@@ -104,7 +86,10 @@ def step_lines_until(f: BinaryIO, stats: ReadStats, feed: Callable[[bytes, bool,
             stats.bytes_read += len(raw)
             yield from feed(raw, True, stats)
             continue
-        for piece, whole in iter_raw_lines(cast(BinaryIO, _Prefixed(raw, _Bounded(f, left))), stats):
+        # EOF without a newline, or an oversized line: hand this piece and the rest (of the file or the bytes
+        # asked for) over
+        rest = f if end is None else _Bounded(f, left)
+        for piece, whole in iter_raw_lines(cast(BinaryIO, _Prefixed(raw, rest)), stats):
             yield from feed(piece, whole, stats)
         return
 
@@ -113,7 +98,7 @@ class _Bounded:
     """At most `left` more bytes of `f`, read by lines."""
 
     def __init__(self, f: BinaryIO, left: int) -> None:
-        self.f, self.left = f, left
+        self.f, self.left = f, left  # (used by `step_lines` with an end)
 
     def readline(self, limit: int = -1) -> bytes:
         if self.left <= 0:
