@@ -30,7 +30,7 @@ from tests.test_codex_brief_later import OUTPUTS, _line
 from tests.test_reader_contract import STORES, _tree
 
 CODEX_STORES = [n for n, (rts, _) in STORES.items() if rts == ("codex",)]
-VARIANTS = ("", "spaced", "sort_keys", "crlf", "blank_lines", "torn")
+VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "bom", "blank_lines", "torn")
 R = MAX_STEPS
 
 
@@ -392,3 +392,32 @@ def test_dropped_repeats_across_the_split(tmp_path: Path, seen: dict[str, int],
     home = _write(tmp_path, [ln for t in (0, 2, 3, 5) for ln in _turn(t, 1)])
     assert _check_file(home, monkeypatch, most=1000) > 20
     assert seen["taken"] > 0 and seen["refused"] > 0
+
+
+def _snapshot(root: Path) -> dict[str, Any]:
+    """Every entry under `root`: its kind, mode, size, mtime and bytes (the store as a runtime would see it)."""
+    out: dict[str, Any] = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        out[str(p)] = (st.st_mode, st.st_size, st.st_mtime_ns, p.read_bytes() if p.is_file() else None)
+    return out
+
+
+def test_a_brief_in_two_halves_leaves_the_store_as_it_was(tmp_path: Path, seen: dict[str, int],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only: no byte, file or time under the store changes while both processes read it; the snapshot
+    sees a touched time and a new file (the controls)."""
+    home = _write(tmp_path, _many_turns() * 2)
+    before = _snapshot(home)
+    monkeypatch.setattr(halves, "SPLIT_MIN", 0)
+    monkeypatch.setattr(halves, "WARM", 4096)
+    reader = reader_for("codex", Env(home=home, environ={}))
+    session = next(s for src in reader.sources() for s in reader.summarize(src))
+    assert list(reader.brief_steps(session, ReadStats(), R))
+    assert seen["taken"] == 1
+    assert _snapshot(home) == before
+    rollout = Path(session.store_path)
+    os.utime(rollout, ns=(rollout.stat().st_atime_ns, rollout.stat().st_mtime_ns + 1))
+    assert _snapshot(home) != before
+    (rollout.parent / "x.jsonl-shm").write_bytes(b"")
+    assert set(_snapshot(home)) != set(before)
