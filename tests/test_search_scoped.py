@@ -80,11 +80,13 @@ def _changed_then_searched(root: Path, environ: dict[str, str], *changes: Callab
 
 
 def _whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "0")  # (the patch of moved transcripts: tests/test_search_patch.py)
     monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "0")
     monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "0")
 
 
 def _scoped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "0")
     monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "1")
     monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "1")
 

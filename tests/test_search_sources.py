@@ -64,7 +64,9 @@ def test_a_refresh_indexes_what_an_own_discovery_listing_indexes(tmp_path: Path,
     env_a, env_b = copy_stores(a), copy_stores(b)
 
     monkeypatch.setenv("SEGUE_SEARCH_SHARE_SOURCES", "0")
-    # (every runtime discovered and listed at the update: the partial passes are tests/test_search_scoped.py's)
+    # (every runtime discovered and listed at the update: the partial passes are tests/test_search_scoped.py's,
+    # the patch of moved transcripts tests/test_search_patch.py's)
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "0")
     monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "0")
     monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "0")
     calls = _count_discovery(monkeypatch, env_a)
@@ -73,6 +75,7 @@ def test_a_refresh_indexes_what_an_own_discovery_listing_indexes(tmp_path: Path,
 
     monkeypatch.undo()
     monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "0")
     monkeypatch.setenv("SEGUE_SEARCH_SCOPED", "0")
     monkeypatch.setenv("SEGUE_SEARCH_REDISCOVER", "0")
     calls = _count_discovery(monkeypatch, env_b)

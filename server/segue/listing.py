@@ -56,6 +56,10 @@ class Listing:
     sessions: list[Session]
     skipped: list[Skipped] = field(default_factory=list)
     locations: dict[str, list[Location]] = field(default_factory=dict)
+    # which source each session was kept from (its path), and the sessions more than one source yielded: what
+    # the search index needs to re-read one moved source without a listing (segue.search.patch)
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
+    twice: set[tuple[str, str]] = field(default_factory=set)
 
     def ordered(self, *, runtimes: Sequence[str] | None = None, directory: str | None = None,
                 include_subagents: bool = False, limit: int | None = None) -> list[Session]:
@@ -323,6 +327,8 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
           pool: _Workers | None, known: Mapping[str, Sequence[Source]]) -> Listing:
     cache.need(runtimes)
     found: dict[tuple[str, str], Session] = {}
+    origins: dict[tuple[str, str], str] = {}
+    twice: set[tuple[str, str]] = set()
     skipped: list[Skipped] = []
     locations: dict[str, list[Location]] = {}
     seen_keys: set[str] = set()
@@ -349,7 +355,7 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
             if error:
                 skipped.append(Skipped(runtime, src.path, error))
             for s in sessions:
-                _keep(found, s)
+                _keep(found, s, src.path, origins, twice)
         if pool is not None and runtime in pending:
             pool.offer(runtime, [src for src in pending[runtime] if not fast or cache.previous(src) is None])
     # before any source is read, so what this scan puts is never taken for a source that went away
@@ -370,7 +376,7 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
         if error:
             skipped.append(Skipped(src.runtime, src.path, error))
         for s in sessions:
-            _keep(found, s)
+            _keep(found, s, src.path, origins, twice)
     pending.clear()  # every source read: not held while the index is saved (32,000 sources: several MB)
     for runtime, reader in readers.items():
         # live is a hint: a failure must not fail listing (observed apart from discovery: segue.patch)
@@ -379,7 +385,8 @@ def _scan(env: Env, runtimes: list[str], cache: ListingCache, cancelled: Any, pr
                 reader = reader_for(runtime, env)
             reader.refresh_live([s for (rt, _), s in found.items() if rt == runtime])
     cache.save()
-    listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations)
+    listing = Listing(sessions=list(found.values()), skipped=skipped, locations=locations, origins=origins,
+                      twice=twice)
     _count_subagents(listing.sessions)
     return listing
 
@@ -595,14 +602,18 @@ class Cancelled(Exception):
     """The caller gave up (a cancelled language-server request)."""
 
 
-def _keep(found: dict[tuple[str, str], Session], s: Session) -> None:
+def _keep(found: dict[tuple[str, str], Session], s: Session, path: str, origins: dict[tuple[str, str], str],
+          twice: set[tuple[str, str]]) -> None:
     key = (s.runtime, s.id)
     old = found.get(key)
     if old is None:
         found[key] = s
+        origins[key] = path
         return
+    twice.add(key)
     if rank_of(s) > rank_of(old):
         found[key] = s
+        origins[key] = path
 
 
 def _count_subagents(sessions: list[Session]) -> None:

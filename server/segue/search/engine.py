@@ -23,7 +23,7 @@ from segue.record import factory, record
 from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
-from segue.search.index import HIDDEN, SHOWN, RefreshStats, SearchIndex, step_of
+from segue.search.index import HIDDEN, SHOWN, Provenance, RefreshStats, SearchIndex, step_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # a CLI query (segue.search.fast) imports neither the model nor the registry of readers
@@ -220,6 +220,11 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
         if not force and idx.probe_matches(str(svc.env.home), svc.env.environ):  # nothing discovery sees changed
             st.checked_at = time.monotonic()
             return None
+        if not force:
+            patched = _patched(svc, idx)
+            if patched is not None:
+                st.checked_at = time.monotonic()
+                return patched
         # only the digest is kept: at 32k sessions the dict of fingerprints is ~10 MB through the whole build
         found: dict[str, list[Any]] = {}  # the sources of this pass, for the listing below
         sources, by_runtime, seen, groups = _discover(svc.env, idx, found, force)
@@ -249,22 +254,7 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             # the listing of the very sources fingerprinted above: what is indexed is what the digest says
             listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None,
                                       runtimes=scope)
-            redactor = svc.redactor()
-            by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
-            if recipe is not None and idx.meta("redact_env") != recipe:
-                idx.connection().execute("INSERT OR REPLACE INTO meta VALUES ('redact_env', ?)", (recipe,))
-
-            # one memory of found values per session, as a brief has (Redactor.scoped): a value found in one
-            # session is no reason to scan every later one for it
-            scoped = [redactor]
-
-            def steps_of(s: Session, rs: ReadStats) -> Any:
-                scoped[0] = redactor.scoped()
-                return _steps(svc.env, s, rs)
-
-            def redact(text: str, cap: int) -> str:
-                return scoped[0].excerpt(text, cap)[0]
-
+            steps_of, redact, by = _indexing(svc, idx)
             from segue.search import workers
             from segue.stores.opencode import shared_connections
 
@@ -278,12 +268,54 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
             with shared_connections():  # one connection per database for the whole pass, not one per session
                 stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
                                     cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None,
-                                    by_runtime=by_runtime, scope=scope)
+                                    by_runtime=by_runtime, scope=scope,
+                                    found=Provenance(found, listing.origins, listing.twice))
             if seen is not None:
                 idx.store_probe(sources, seen, groups)
             recache.save()
         st.checked_at = time.monotonic()
         return stats
+
+
+def _patched(svc: Any, idx: SearchIndex) -> RefreshStats | None:
+    """segue.search.patch under the write lock: the moved transcripts' sessions indexed again, nothing listed;
+    None when it cannot prove its answer (or waited for another writer: then the stores may have moved on)."""
+    from segue.search import patch
+
+    if not patch.enabled() or idx.probe_groups() is None:  # (nothing to patch from: no wait for the lock)
+        return None
+    with idx.write_lock():
+        if idx.waited_for_lock:
+            return None
+        from segue import recache
+
+        recache.use(str(idx.dir))
+        stats = patch.refresh(svc.env, idx, lambda: _indexing(svc, idx))
+        if stats is not None:
+            recache.save()
+        return stats
+
+
+def _indexing(svc: Any, idx: SearchIndex) -> tuple[Callable[[Session, ReadStats], Any], Callable[[str, int], str],
+                                                    str]:
+    """(steps_of, redact, redacted_by) of a refresh: the service's redaction, its digest kept in the index."""
+    redactor = svc.redactor()
+    by, recipe = R.writer_digest(redactor, svc.environ, idx.meta("salt"))
+    if recipe is not None and idx.meta("redact_env") != recipe:
+        idx.connection().execute("INSERT OR REPLACE INTO meta VALUES ('redact_env', ?)", (recipe,))
+
+    # one memory of found values per session, as a brief has (Redactor.scoped): a value found in one session
+    # is no reason to scan every later one for it
+    scoped = [redactor]
+
+    def steps_of(s: Session, rs: ReadStats) -> Any:
+        scoped[0] = redactor.scoped()
+        return _steps(svc.env, s, rs)
+
+    def redact(text: str, cap: int) -> str:
+        return scoped[0].excerpt(text, cap)[0]
+
+    return steps_of, redact, by or ""
 
 
 def _scoped_enabled() -> bool:

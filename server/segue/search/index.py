@@ -68,7 +68,8 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 6  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups
+SCHEMA_VERSION = 7  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
+# 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -94,7 +95,11 @@ CREATE TABLE sessions(
   runtime TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
   title TEXT, label TEXT, cwd TEXT, updated_at REAL,
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
-  UNIQUE(runtime, id));
+  source TEXT, UNIQUE(runtime, id));
+CREATE INDEX sessions_source ON sessions(runtime, source);
+CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
+  PRIMARY KEY(runtime, path)) WITHOUT ROWID;
+CREATE TABLE twice(runtime TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(runtime, id)) WITHOUT ROWID;
 CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL, groups BLOB);
 CREATE TABLE recency(sid INTEGER PRIMARY KEY, updated_at REAL);
 CREATE TRIGGER recency_insert AFTER INSERT ON sessions BEGIN
@@ -394,7 +399,7 @@ class SearchIndex:
                 progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None, redacted_by: str = "",
                 parallel: Parallel | None = None, by_runtime: Mapping[str, str] | None = None,
-                scope: Sequence[str] | None = None) -> RefreshStats:
+                scope: Sequence[str] | None = None, found: Provenance | None = None) -> RefreshStats:
         """Bring the index up to these sessions (all of them: what is not listed is dropped). Caller holds
         `write_lock`. `redacted_by` names the redaction `redact` applies ('' when unknown).
 
@@ -405,7 +410,10 @@ class SearchIndex:
         `parallel` (segue.search.workers.run, bound to the readers' environment) does the reading and redacting
         of at least PARALLEL_MIN changed sessions elsewhere and gives back `build.Prepared`s to write; a session
         it gives back None for is indexed here with `steps_of` and `redact`, as without it. Session ids are
-        handed out in the same order either way, so the index is the same row for row."""
+        handed out in the same order either way, so the index is the same row for row.
+
+        `found`: where the listing found them (`Provenance`), kept so that a later change to a few sources can be
+        indexed without a listing (segue.search.patch); without it that route is closed until a refresh with it."""
         from segue.listing import Cancelled
 
         con = self.connection()
@@ -418,11 +426,13 @@ class SearchIndex:
         for s in sessions:
             shared[s.store_path] = shared.get(s.store_path, 0) + 1
         scoped = "" if scope is None else f" WHERE runtime IN ({','.join('?' * len(scope))})"
-        known = {(rt, i): (sid, key) for sid, rt, i, key in con.execute(
-            f"SELECT sid, runtime, id, key FROM sessions{scoped}", list(scope or ()))}
+        known = {(rt, i): (sid, key, src) for sid, rt, i, key, src in con.execute(
+            f"SELECT sid, runtime, id, key, source FROM sessions{scoped}", list(scope or ()))}
         # (a first build knows no session: nothing can be gone, and no set of every listed key is held)
         listed: set[tuple[str, str]] = set()
         todo: list[tuple[Session, str]] = []
+        origins = found.origins if found is not None else {}
+        moved_from: list[tuple[str | None, str, str]] = []  # (source, runtime, id) where the kept one differs
         for s in sessions:
             if known:
                 listed.add((s.runtime, s.id))
@@ -430,8 +440,11 @@ class SearchIndex:
             old = known.get((s.runtime, s.id))
             if old is None or old[1] != key:
                 todo.append((s, key))
+            origin = origins.get((s.runtime, s.id))
+            if old is None or old[2] != origin:
+                moved_from.append((origin, s.runtime, s.id))
         todo.sort(key=lambda t: t[0].sort_time, reverse=True)  # newest first: searchable soonest
-        gone = [sid for k, (sid, _) in known.items() if k not in listed]
+        gone = [old[0] for k, old in known.items() if k not in listed]
         con.execute("BEGIN IMMEDIATE")
         # A session is written whole or not at all by the transaction, not by a savepoint per session: FTS5
         # flushes its pending terms to a new segment at every savepoint (8,000 tiny segments merged again and
@@ -475,6 +488,8 @@ class SearchIndex:
                         last_commit = time.monotonic()
             midway = True
             self._batch.flush(con)
+            con.executemany("UPDATE sessions SET source = ? WHERE runtime = ? AND id = ?", moved_from)
+            _keep_found(con, found, scope)
             if sources is not None:
                 con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (sources_digest(sources),))
                 # each runtime's with it, or none: a stale one must never let a scoped refresh skip a runtime
@@ -500,6 +515,56 @@ class SearchIndex:
             self._batch = _Batch()
         if progress is not None:
             progress(len(todo), len(todo))
+        self._tighten()
+        return stats
+
+    # -- the patch: a few moved sources indexed without a listing (segue.search.patch) -----------------------------
+    def source_rows(self, runtime: str) -> dict[str, str]:
+        """{path: fingerprint} of the runtime's sources as the last refresh found them."""
+        return dict(self.connection().execute("SELECT path, fingerprint FROM sources WHERE runtime = ?", (runtime,)))
+
+    def from_source(self, runtime: str, path: str) -> dict[str, str]:
+        """{id: store_path} of the indexed sessions the listing kept from this source."""
+        return dict(self.connection().execute("SELECT id, store_path FROM sessions WHERE runtime = ? AND source = ?",
+                                              (runtime, path)))
+
+    def found_twice(self, runtime: str, ids: Iterable[str]) -> bool:
+        """Did the last listing find any of these sessions in more than one source?"""
+        con = self.connection()
+        return any(con.execute("SELECT 1 FROM twice WHERE runtime = ? AND id = ?", (runtime, i)).fetchone()
+                   for i in ids)
+
+    def sharing(self, runtime: str, store_path: str) -> int:
+        """How many of the runtime's indexed sessions live in this file (`_key`'s shared store)."""
+        row = self.connection().execute("SELECT count(*) FROM sessions WHERE runtime = ? AND store_path = ?",
+                                        (runtime, store_path)).fetchone()
+        return int(row[0])
+
+    def patch(self, todo: Sequence[tuple[Session, str]], steps_of: Callable[[Session, ReadStats], Iterable[Step]],
+              redact: Callable[[str, int], str], redacted_by: str, rows: Mapping[str, Mapping[str, str]],
+              by_runtime: Mapping[str, str]) -> RefreshStats:
+        """Index these sessions again (each with its key, as `refresh` computes it) and keep the moved sources'
+        fingerprints (`rows`: runtime -> {path: fingerprint}) with the digests they give (`by_runtime`: every
+        runtime's), in one transaction. Caller holds `write_lock`; every session is already in the index, kept
+        from the same source (segue.search.patch proves it)."""
+        con = self.connection()
+        stats = RefreshStats(sessions=len(todo))
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for s, key in todo:
+                self._index_session(con, s, key, steps_of, redact, stats, redacted_by)
+                stats.indexed += 1
+            for rt, changed in rows.items():
+                con.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
+                                [(rt, p, fp) for p, fp in changed.items()])
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('sources', ?)", (combined(by_runtime),))
+            con.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            [(f"sources:{rt}", d) for rt, d in by_runtime.items()])
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
         self._tighten()
         return stats
 
@@ -1079,6 +1144,38 @@ def step_of(rowid: int) -> int:
 def _insert(con: sqlite3.Connection, rows: list[tuple[int, str, str, int | None]]) -> None:
     if rows:
         con.executemany("INSERT INTO docs(rowid, text, kind, code) VALUES (?, ?, ?, ?)", rows)
+
+
+class Provenance:
+    """Where a refresh's listing found its sessions: each runtime's sources (those whose discovery ran and
+    succeeded in this pass), the source each session was kept from, the sessions found in two sources."""
+
+    __slots__ = ("origins", "sources", "twice")
+
+    def __init__(self, sources: Mapping[str, Sequence[Any]], origins: Mapping[tuple[str, str], str],
+                 twice: Iterable[tuple[str, str]]) -> None:
+        self.sources, self.origins, self.twice = sources, origins, set(twice)
+
+
+def _keep_found(con: sqlite3.Connection, found: Provenance | None, scope: Sequence[str] | None) -> None:
+    """The sources table and the sessions found twice, as this refresh found them. Without `found` every kept
+    source goes (a refresh that cannot say where its sessions came from leaves nothing a patch could trust)."""
+    if found is None:
+        con.execute("DELETE FROM sources")
+        return
+    inside = None if scope is None else set(scope)
+    for rt, srcs in found.sources.items():
+        if inside is not None and rt not in inside:
+            continue
+        con.execute("DELETE FROM sources WHERE runtime = ?", (rt,))
+        con.executemany("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
+                        [(rt, src.path, repr(src.fingerprint)) for src in srcs])
+    if inside is None:
+        con.execute("DELETE FROM twice")
+    else:
+        con.executemany("DELETE FROM twice WHERE runtime = ?", [(rt,) for rt in inside])
+    con.executemany("INSERT OR IGNORE INTO twice VALUES (?, ?)",
+                    [k for k in found.twice if inside is None or k[0] in inside])
 
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
