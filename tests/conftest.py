@@ -46,6 +46,20 @@ def real_fixture(runtime: str) -> tuple[Path, dict[str, Any]]:
     return d, json.loads(exp.read_text(encoding="utf-8"))
 
 
+def make_session_dirs(exp: dict[str, Any]) -> None:
+    """The directories a real fixture's sessions ran in (resume plans need them). A runtime that stores no branch
+    is read live from the directory, so the directory gets the repo it had."""
+    import subprocess
+
+    from segue.stores import descriptor
+
+    for s in exp["sessions"]:
+        cwd = Path(s["cwd"])
+        cwd.mkdir(parents=True, exist_ok=True)
+        if descriptor(exp["runtime"]).branch_from_checkout and s["branch"] and not (cwd / ".git").exists():
+            subprocess.run(["git", "init", "-q", "-b", s["branch"], str(cwd)], check=True)
+
+
 def load_fixture(runtime: str, copy_to: Path | None = None, sub: str = "", **environ: str
                  ) -> tuple[Any, dict[str, Any], Path]:
     """The one loader of a real-runtime fixture: (Env pointing at its store, expected.json, its root).

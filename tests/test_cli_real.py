@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from segue.redact import redact_text
-from segue.stores import RUNTIMES, descriptor
-from tests.conftest import REAL, real_fixture
+from segue.stores import RUNTIMES
+from tests.conftest import REAL, make_session_dirs, real_fixture
 
 
 class Stores:
@@ -49,14 +49,8 @@ class Stores:
             p.chmod(0o755)
         env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
         self.env = env
-        for exp in self.expected.values():  # the sessions' directories, so resume plans can use them
-            for s in exp["sessions"]:
-                cwd = Path(s["cwd"])
-                cwd.mkdir(parents=True, exist_ok=True)
-                # a runtime that stores no branch: Segue reads it live from the directory, so give the
-                # directory the repo it had
-                if descriptor(exp["runtime"]).branch_from_checkout and s["branch"] and not (cwd / ".git").exists():
-                    subprocess.run(["git", "init", "-q", "-b", s["branch"], str(cwd)], check=True)
+        for exp in self.expected.values():
+            make_session_dirs(exp)
 
     def run(self, *args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         p = subprocess.run([sys.executable, "-m", "segue", *args], env=self.env, capture_output=True, text=True,

@@ -25,7 +25,7 @@ from lsprotocol import types
 from pygls.protocol import JsonRPCNotification, JsonRPCResponseMessage
 
 from segue.stores import RUNTIMES
-from tests.conftest import REAL
+from tests.conftest import REAL, make_session_dirs
 
 SERVER = [sys.executable, "-m", "segue", "serve", "--stdio"]
 SECRET = "Sup3rS3cret-42"  # the secret scenario's password (see test_cli_real)
@@ -54,8 +54,7 @@ class Stores:
             for var, rel in exp["env"].items():
                 if var != "HOME":
                     env[var] = str(self.root / rt / rel)
-            for s in exp["sessions"]:  # resume plans need the sessions' directories
-                Path(s["cwd"]).mkdir(parents=True, exist_ok=True)
+            make_session_dirs(exp)
         self.launches = self.root / "launches.log"
         bindir = self.root / "bin"
         bindir.mkdir()

@@ -602,17 +602,18 @@ class Cancelled(Exception):
     """The caller gave up (a cancelled language-server request)."""
 
 
-def _keep(found: dict[tuple[str, str], Session], s: Session, path: str, origins: dict[tuple[str, str], str],
-          twice: set[tuple[str, str]]) -> None:
+def _keep(found: dict[tuple[str, str], Session], s: Session, path: str = "",
+          origins: dict[tuple[str, str], str] | None = None, twice: set[tuple[str, str]] | None = None) -> None:
+    """Keep the better-ranked of two copies of a session; with `origins`/`twice`, note where it came from."""
     key = (s.runtime, s.id)
     old = found.get(key)
-    if old is None:
-        found[key] = s
-        origins[key] = path
-        return
-    twice.add(key)
-    if rank_of(s) > rank_of(old):
-        found[key] = s
+    if old is not None:
+        if twice is not None:
+            twice.add(key)
+        if rank_of(s) <= rank_of(old):
+            return
+    found[key] = s
+    if origins is not None:
         origins[key] = path
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import marshal
 import operator
 import os
+import sys
 
 from segue import alongside
 from segue.replay import (
@@ -105,19 +106,25 @@ def pack(rec: Recording, home: str, environ: Mapping[str, str]) -> bytes | None:
                 return None
         else:
             dirs.append((path, sig))
-    groups: dict[bytes, list[bytes]] = {}  # by directory: a path is its directory's prefix + its name
-    for p in sorted(found):
-        b = os.fsencode(p)
+    # by directory: a path is its directory's prefix + its name; each group's signatures in the same order, so
+    # that the paths' order (group after group, as `_paths` reads them back) needs no lookup per path
+    groups: dict[bytes, tuple[list[bytes], list[tuple[int, ...]]]] = {}
+    enc, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()  # (os.fsencode's, without a call)
+    for p, sig in sorted(found.items()):
+        b = p.encode(enc, errors)
         cut = b.rfind(b"/") + 1
         if b"\0" in b:
             return None
-        groups.setdefault(b[:cut], []).append(b[cut:])
-    packed = [(prefix, b"\0".join(names)) for prefix, names in groups.items()]
-    paths = _paths(packed)
+        group = groups.get(b[:cut])
+        if group is None:
+            group = groups[b[:cut]] = ([], [])
+        group[0].append(b[cut:])
+        group[1].append(sig)
+    packed = [(prefix, b"\0".join(names)) for prefix, (names, _sigs) in groups.items()]
+    sigs = [sig for _names, group_sigs in groups.values() for sig in group_sigs]
     names = sorted(rec.names)
-    sigs = [found[os.fsdecode(p)] for p in paths]
     digests = tuple(_sigs_digest(sigs[_cut(len(sigs), i):_cut(len(sigs), i + 1)]) for i in range(CHUNKS))
-    return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(paths), digests,
+    return marshal.dumps((TAG, env_digest(home, environ, names), names, packed, len(sigs), digests,
                           sorted(stats), sorted(dirs),
                           sorted(rec_links.items()), sorted(rec_real.items()), sorted(rec_reads.items())))
 
