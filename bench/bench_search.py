@@ -3,6 +3,7 @@
     python -m bench.bench_search [--cache-dir /tmp/segue-bench] [--sessions-per-runtime 2000] [--runs 7]
     python -m bench.bench_search --corpus /tmp/segue-bench/n1600-s1-b200-c20-v4 [--build-runs 3]
     python -m bench.bench_search --corpus DIR --state STATE   # queries only, on STATE's warm index of DIR
+    python -m bench.bench_search --corpus DIR --state STATE --after-change 5 --changed-only
 
 The corpus is bench/generate.py's (generated once into the cache dir and reused; the 8,000-session default is
 the 1.98 GB home of issue 16). Each figure runs in its own process, as a person or the editor would meet it:
@@ -24,7 +25,8 @@ the 1.98 GB home of issue 16). Each figure runs in its own process, as a person 
 - changed: `segue search cargo --json` as a whole CLI process right after 1 % of the sessions changed as each
           runtime writes them (bench.mutate, undone byte for byte after each round and the index caught up again
           untimed), against the warm query in the same rounds: what finding today's work costs; then right after
-          one session of each runtime changed (an agent at work while its user searches). Off with
+          one session of each runtime changed (an agent at work while its user searches); each round makes
+          the change twice, the search patch (segue.search.patch) on and off, and the ratio is printed. Off with
           --corpus unless --after-change N is given (it writes into the corpus and puts it back);
 - size:   the index files against the transcripts' bytes.
 Targets (issue 17): build <= 1.5x the floor and <= 100 MB, query <= 100 ms CLI at 8,000 sessions (<= 200 ms at
@@ -188,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                     "core joins each round, and the figures compare the two")
     ap.add_argument("--no-serial", action="store_true", help="leave the serial reference build out of the rounds")
     ap.add_argument("--no-queries", action="store_true", help="the builds only")
+    ap.add_argument("--changed-only", action="store_true", help="of the queries, only the rows right after a change")
     ap.add_argument("--after-change", type=int, help="rounds of the query right after 1 %% of the sessions changed "
                     "(default 3; 0 with --corpus: it writes into the corpus and undoes it)")
     ap.add_argument("--state", help="a Segue state directory whose index of --corpus is warm (built once and kept): "
@@ -213,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.state:
             _builds(a, corpus, exp, home, state)
         if not a.no_queries:
-            _queries(a, home, state, sum(exp["counts"].values()))
+            if not a.changed_only:
+                _queries(a, home, state, sum(exp["counts"].values()))
             rounds = a.after_change if a.after_change is not None else (0 if a.corpus else 3)
             if rounds:
                 _after_change(rounds, exp, home, state, Path(tempfile.mkdtemp(prefix="segue-bench-mutate-")))
@@ -310,35 +314,47 @@ def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, bac
 
 def _changed_row(rounds: int, home: Path, state: Path, backup: Path, what: str,
                  chooser: Callable[[int], list[dict[str, Any]]]) -> None:
+    """Each round: the warm query, then the same change made once per side (the search patch on, and off:
+    SEGUE_SEARCH_PATCH=0, a refresh from a listing), the sides' order alternating, each change undone."""
     from bench import mutate
 
-    env = _query_env(home, state)
+    base = _query_env(home, state)
+    sides = {"patch": base, "SEGUE_SEARCH_PATCH=0": dict(base, SEGUE_SEARCH_PATCH="0")}
     argv = [sys.executable, "-m", "segue", "search", "cargo", "--json"]
-    changed, warm, sizes = [], [], []
+    changed: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
+    warm, sizes = [], []
     try:
         for i in range(rounds):
-            run_cpu(argv, env=env, capture_output=True)  # settle: the index matches the stores
-            warm.append(run_cpu(argv, env=env, capture_output=True)[1:])
             chosen = chooser(i)
             if not chosen:
                 return
             sizes.append(len(chosen))
-            change = mutate.apply(chosen, home, backup)
-            try:
-                p, wall, cpu = run_cpu(argv, env=env, capture_output=True)
-                changed.append((wall, cpu))
-                if p.returncode not in (0, 1):
-                    raise RuntimeError(f"segue search failed after the change: {p.stderr[-500:]!r}")
-            finally:
-                change.undo()
-        run_cpu(argv, env=env, capture_output=True)  # leave the index caught up with the corpus as it is
+            order = list(sides) if i % 2 == 0 else list(sides)[::-1]
+            for name in order:
+                env = sides[name]
+                run_cpu(argv, env=env, capture_output=True)  # settle: the index matches the stores
+                if name == "patch":
+                    warm.append(run_cpu(argv, env=env, capture_output=True)[1:])
+                change = mutate.apply(chosen, home, backup)
+                try:
+                    p, wall, cpu = run_cpu(argv, env=env, capture_output=True)
+                    changed[name].append((wall, cpu))
+                    if p.returncode not in (0, 1):
+                        raise RuntimeError(f"segue search failed after the change: {p.stderr[-500:]!r}")
+                finally:
+                    change.undo()
+        run_cpu(argv, env=base, capture_output=True)  # leave the index caught up with the corpus as it is
     finally:
         shutil.rmtree(backup, ignore_errors=True)
-    cw, cc = statistics.median(w for w, _ in changed), statistics.median(c for _, c in changed)
     ww = statistics.median(w for w, _ in warm)
-    print(f"query 'cargo' right after {what} ({statistics.median(sizes):.0f}), whole CLI process: "
-          f"median {1000 * cw:.0f} ms (CPU {1000 * cc:.0f} ms; {rounds} rounds: "
-          f"{', '.join(f'{1000 * w:.0f}' for w, _ in changed)}); {cw / ww:.1f}x the warm query's {1000 * ww:.0f} ms")
+    cw = {k: statistics.median(w for w, _ in v) for k, v in changed.items()}
+    for name, got in changed.items():
+        cc = statistics.median(c for _, c in got)
+        print(f"query 'cargo' right after {what} ({statistics.median(sizes):.0f}), {name}, whole CLI process: "
+              f"median {1000 * cw[name]:.0f} ms (CPU {1000 * cc:.0f} ms; {rounds} rounds: "
+              f"{', '.join(f'{1000 * w:.0f}' for w, _ in got)}); {cw[name] / ww:.1f}x the warm query's "
+              f"{1000 * ww:.0f} ms")
+    print(f"  patch / SEGUE_SEARCH_PATCH=0: {cw['patch'] / cw['SEGUE_SEARCH_PATCH=0']:.2f}")
 
 
 def _queries(a: argparse.Namespace, home: Path, state: Path, sessions: int) -> None:

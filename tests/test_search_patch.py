@@ -124,7 +124,21 @@ CHANGES: dict[str, tuple[Callable[[Path], None], bool]] = {
     "a new Claude project": (_new_project, False),
     "a Codex rollout went away": (store_changes.remove_rollout, False),
     "OpenCode sessions renamed": (lambda root: store_changes.rename_opencode_sessions(root, bump_time=True), False),
+    "a Claude transcript grew and OpenCode sessions were renamed": (
+        lambda root: (_grow_claude(root), store_changes.rename_opencode_sessions(root, bump_time=True)), False),
 }
+
+
+def test_the_database_runtimes_are_the_readers_with_an_incremental_read(tmp_path: Path) -> None:
+    """The patch refuses a `database` runtime's change before replaying the rest: the flag must name exactly
+    the readers whose listing reads rows incrementally (which the patch cannot stand in for)."""
+    from segue.listing import reader_for
+    from segue.stores import descriptor
+
+    env = Env(home=tmp_path, environ={})
+    flagged = {rt for rt in RUNTIMES if descriptor(rt).database}
+    assert flagged == {rt for rt in RUNTIMES if getattr(reader_for(rt, env), "summarize_delta", None) is not None}
+    assert flagged  # (the control: OpenCode and Cline have one)
 
 
 @pytest.fixture

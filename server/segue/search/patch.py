@@ -55,7 +55,7 @@ def refresh(env: Any, idx: SearchIndex, indexing: Indexing) -> RefreshStats | No
 
 def _refresh(env: Any, idx: SearchIndex, indexing: Indexing) -> RefreshStats:
     from segue import replay
-    from segue.stores import RUNTIMES
+    from segue.stores import RUNTIMES, descriptor
 
     kept = idx.probe_groups()
     if kept is None:
@@ -67,10 +67,15 @@ def _refresh(env: Any, idx: SearchIndex, indexing: Indexing) -> RefreshStats:
     if parsed is None:
         raise _Refused()
     home = str(env.home)
-    changed = replay.changed_in(parsed, home, env.environ)
+    digest, names, groups = parsed
+    # the database stores' few observations first: a change there is refused before the rest is replayed
+    databases = {rt for rt in RUNTIMES if descriptor(rt).database}
+    first = replay.changed_in((digest, names, [g for g in groups if g[0] in databases]), home, env.environ, True)
+    if first is None or first:
+        raise _Refused()
+    changed = replay.changed_in((digest, names, [g for g in groups if g[0] not in databases]), home, env.environ)
     if not changed or not changed <= set(RUNTIMES):
         raise _Refused()  # (None: another environment; a group that is no runtime's: the whole pass decides)
-    _digest, names, groups = parsed
     parts_of = {g: parts for g, *parts in groups}
     moved: dict[str, set[str]] = {}
     for rt in sorted(changed):

@@ -40,6 +40,9 @@ class RuntimeDescriptor:
     icon: str = "comment-discussion"
     # the store records no branch: listings show the branch checked out in the session's directory
     branch_from_checkout: bool = False
+    # the store keeps sessions as rows of a database the listing reads incrementally (`Reader.summarize_delta`):
+    # a change there is the listing's to read, so the search patch (segue.search.patch) leaves it to a refresh
+    database: bool = False
 
     @property
     def install_hint(self) -> str:

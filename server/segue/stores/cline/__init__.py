@@ -19,6 +19,7 @@ def _reader(env: Env) -> Reader:
 DESCRIPTOR = RuntimeDescriptor(
     id="cline", name="Cline", cli="cline", install="npm install -g cline",
     reader=_reader,
+    database=True,
     icon="robot",
     # the CLI defaults to auto-approving: every Cline argv says `--auto-approve false`
     native_argv=lambda session_id: ["cline", "--auto-approve", "false", "--id", session_id],

@@ -19,6 +19,7 @@ def _reader(env: Env) -> Reader:
 DESCRIPTOR = RuntimeDescriptor(
     id="opencode", name="OpenCode", cli="opencode", install="npm install -g opencode-ai",
     reader=_reader,
+    database=True,
     icon="code",
     native_argv=lambda session_id: ["opencode", "--session", session_id],
     new_session_argv=lambda prompt: ["opencode", "--prompt", prompt],
