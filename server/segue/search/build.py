@@ -35,6 +35,7 @@ class Prepared:
     diverged: int | None  # the first step that differs from the stored hashes (None: none differs)
     rows: list[Row] = factory(list)  # rows of the steps from `diverged` on (index-relative)
     kept: int = 0  # steps before `diverged` that matched: not written again
+    learned_at: int | None = None  # the step after which the session's Redactor had found a value (None: never)
     title: str | None = None
     label: str | None = None
     cwd: str | None = None
@@ -50,16 +51,31 @@ def shown_fields(s: Session, redact: Callable[[str, int], str]) -> tuple[str | N
     return title, label, cwd
 
 
+def recheck(text: str, memory: Any) -> str:
+    """An indexed text with the values its session's Redactor found anywhere in the session redacted too: a
+    secret learned at step 50 (under a key) must not stay bare at step 3, as a brief's last pass ensures."""
+    from segue.search.index import hide_markers
+
+    out, n = memory.redact_known(text)
+    return hide_markers(out) if n else text
+
+
 def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str, int], str],
-            stats: ReadStats | None = None, text_of: Callable[[str, str], str | None] | None = None) -> Prepared:
+            stats: ReadStats | None = None, text_of: Callable[[str, str], str | None] | None = None,
+            memory: Redactor | None = None) -> Prepared:
     """Hash every step of `steps` (one pass), compare with the stored hashes `old`, and clean and redact the
     steps from the first difference on. A store file gone midway ends the session where it could be read.
-    `text_of` is `index.indexed_text` with `redact` (`Distinct.session`'s, remembering distinct texts)."""
+    `text_of` is `index.indexed_text` with `redact` (`Distinct.session`'s, remembering distinct texts).
+    `memory`: the session's Redactor behind `redact`. The steps kept are redacted again (unwritten) so that it
+    learns what they taught the pass that wrote them, and when it has found a value, every row of the session
+    is written again with the values it found (`recheck`): the index holds what a fresh build would."""
     from segue.search.index import MAX_STEPS, _doc, _hash
 
     n_old = len(old) // 8
     hashes = bytearray()
     rows: list[Row] = []
+    kept_rows: list[Row] = []
+    learned_at: int | None = None
     diverged: int | None = None
     n = kept = 0
     try:
@@ -72,16 +88,28 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
             if diverged is None:
                 if i < n_old and old[8 * i:8 * i + 8] == h:
                     kept += 1
+                    if memory is not None:
+                        doc = _doc(step, redact, text_of)
+                        if learned_at is None and memory.learned_count():
+                            learned_at = i
+                        if doc is not None:
+                            kept_rows.append((i, *doc))
                     continue
                 diverged = i
             doc = _doc(step, redact, text_of)
+            if learned_at is None and memory is not None and memory.learned_count():
+                learned_at = i
             if doc is not None:
                 rows.append((i, *doc))
     except FileNotFoundError:
         pass  # gone between listing and reading: indexed as far as it could be read
+    if memory is not None and memory.learned_count():
+        if kept:  # the kept rows were written without what later steps taught: all of them again
+            rows, diverged, kept = kept_rows + rows, 0, 0
+        rows = [(i, recheck(text, memory), kind, code) for i, text, kind, code in rows]
     title, label, cwd = shown_fields(s, redact)
     return Prepared(hashes=bytes(hashes), steps=n, diverged=diverged, rows=rows, kept=kept, title=title,
-                    label=label, cwd=cwd)
+                    label=label, cwd=cwd, learned_at=learned_at)
 
 
 MEMO_CHARS = 2_000_000  # characters of text remembered per process (then it starts over): a few MB
@@ -134,6 +162,11 @@ class _Session:
         self._d = distinct
         self._scoped = scoped
         self._fresh = True  # the scoped Redactor has found no value yet (its memory only grows)
+
+    @property
+    def memory(self) -> Redactor:
+        """The session's Redactor (its memory of found values)."""
+        return self._scoped
 
     def _plain(self, text: str, cap: int) -> str:
         return self._scoped.excerpt(text, cap)[0]

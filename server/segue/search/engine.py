@@ -306,16 +306,24 @@ def _indexing(svc: Any, idx: SearchIndex) -> tuple[Callable[[Session, ReadStats]
 
     # one memory of found values per session, as a brief has (Redactor.scoped): a value found in one session
     # is no reason to scan every later one for it
-    scoped = [redactor]
+    redact = SessionRedaction(redactor)
 
     def steps_of(s: Session, rs: ReadStats) -> Any:
-        scoped[0] = redactor.scoped()
+        redact.memory = redactor.scoped()
         return _steps(svc.env, s, rs)
 
-    def redact(text: str, cap: int) -> str:
-        return scoped[0].excerpt(text, cap)[0]
-
     return steps_of, redact, by or ""
+
+
+class SessionRedaction:
+    """`redact(text, cap)` of the session being indexed: its Redactor (`memory`, a fresh one per session) is
+    what the index asks, once the session is read, for the values it found (index._index_session)."""
+
+    def __init__(self, redactor: Any) -> None:
+        self.memory = redactor
+
+    def __call__(self, text: str, cap: int) -> str:
+        return self.memory.excerpt(text, cap)[0]  # type: ignore[no-any-return]
 
 
 def _scoped_enabled() -> bool:

@@ -68,8 +68,9 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 7  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
+SCHEMA_VERSION = 8  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
+# 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -95,7 +96,7 @@ CREATE TABLE sessions(
   runtime TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
   title TEXT, label TEXT, cwd TEXT, updated_at REAL,
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
-  source TEXT, UNIQUE(runtime, id));
+  source TEXT, learned_at INTEGER, UNIQUE(runtime, id));
 CREATE INDEX sessions_source ON sessions(runtime, source);
 CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
   PRIMARY KEY(runtime, path)) WITHOUT ROWID;
@@ -599,7 +600,7 @@ class SearchIndex:
             base = sid << STEP_BITS
             self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
-                             key, p.hashes, redacted_by))
+                             key, p.hashes, redacted_by, p.learned_at))
             stats.steps_written += len(p.rows)
             return
         self._batch.flush(con)  # an existing session's rows are deleted and rewritten in order
@@ -615,15 +616,16 @@ class SearchIndex:
         stats.steps_kept += p.kept
         kept_by = redacted_by if p.kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=?, redacted_by=? WHERE sid=?", (s.parent_id, p.title, p.label, p.cwd, s.updated_at,
-                                                            s.store_path, key, p.hashes, kept_by, sid))
+                    "hashes=?, redacted_by=?, learned_at=? WHERE sid=?",
+                    (s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key, p.hashes, kept_by,
+                     p.learned_at, sid))
 
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
                        stats: RefreshStats, redacted_by: str, sid_hint: int | None = None) -> None:
         from segue.model import ReadStats
 
-        row = con.execute("SELECT sid, hashes, redacted_by FROM sessions WHERE runtime = ? AND id = ?",
+        row = con.execute("SELECT sid, hashes, redacted_by, learned_at FROM sessions WHERE runtime = ? AND id = ?",
                           (s.runtime, s.id)).fetchone()
         if row is None:
             # a parallel build hands out new ids itself (negative until written): this one keeps its own
@@ -631,19 +633,27 @@ class SearchIndex:
                               "VALUES (?, ?, ?, ?, '', x'')",
                               (-sid_hint if sid_hint is not None and sid_hint < 0 else None, s.runtime, s.id,
                                s.store_path)).lastrowid
-            old, old_by = b"", redacted_by
+            old, old_by, old_learned = b"", redacted_by, None
         else:
-            sid, old, old_by = row[0], bytes(row[1]), row[2]
+            sid, old, old_by, old_learned = row[0], bytes(row[1]), row[2], row[3]
         assert sid is not None
         base = sid << STEP_BITS
         n_old = len(old) // 8
+        # the kept steps before `quiet` taught the pass that wrote them nothing (the same redaction, and its
+        # session's Redactor had found no value yet): they need not be redacted again to learn
+        quiet = (n_old if old_learned is None else old_learned) if redacted_by and old_by == redacted_by else 0
+        learned_at = None
         hashes = bytearray()
         rows: list[tuple[int, str, str, int | None]] = []
         diverged = False
+        memory = None
         n = kept = 0
         read = ReadStats()
         try:
-            for i, step in enumerate(steps_of(s, read)):
+            steps = steps_of(s, read)
+            # the session's Redactor behind `redact` (engine._indexing's SessionRedaction), set by steps_of
+            memory = getattr(redact, "memory", None)
+            for i, step in enumerate(steps):
                 if i >= MAX_STEPS:
                     break
                 n = i + 1
@@ -653,12 +663,18 @@ class SearchIndex:
                     if i < n_old and old[8 * i:8 * i + 8] == h:
                         stats.steps_kept += 1
                         kept += 1
+                        if memory is not None and i >= quiet:  # what it taught the pass that wrote it
+                            _doc(step, redact)
+                            if learned_at is None and memory.learned_count():
+                                learned_at = i
                         continue
                     diverged = True
                     if n_old:  # a new session has no rows to drop (an FTS5 delete is not free)
                         con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?",
                                     (base + (i << KIND_BITS), _last(sid)))
                 doc = _doc(step, redact)
+                if learned_at is None and memory is not None and memory.learned_count():
+                    learned_at = i
                 if doc is not None:
                     rows.append((_rowid(base, i, doc[1]), *doc))
                     if len(rows) >= ROWS_PER_FLUSH:
@@ -671,12 +687,21 @@ class SearchIndex:
             con.execute("DELETE FROM docs WHERE rowid BETWEEN ? AND ?", (base + (n << KIND_BITS), _last(sid)))
         _insert(con, rows)
         stats.steps_written += len(rows)
+        if memory is not None and memory.learned_count():  # every row with what the whole session taught
+            from segue.search.build import recheck
+
+            for rowid, text in con.execute("SELECT rowid, text FROM docs WHERE rowid BETWEEN ? AND ?",
+                                           (base, _last(sid))).fetchall():
+                again = recheck(text, memory)
+                if again != text:
+                    con.execute("UPDATE docs SET text = ? WHERE rowid = ?", (again, rowid))
         title, label, cwd = shown_fields(s, redact)
         # steps kept from an earlier pass went through that pass's redaction: the same one, or unknown
         kept_by = redacted_by if kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=?, redacted_by=? WHERE sid=?", (s.parent_id, title, label, cwd, s.updated_at, s.store_path,
-                                                            key, bytes(hashes), kept_by, sid))
+                    "hashes=?, redacted_by=?, learned_at=? WHERE sid=?",
+                    (s.parent_id, title, label, cwd, s.updated_at, s.store_path, key, bytes(hashes), kept_by,
+                     learned_at, sid))
 
     # -- querying -----------------------------------------------------------------------------------------------
     def redacted_by(self, sids: Iterable[int]) -> set[str]:
@@ -1179,7 +1204,7 @@ def _keep_found(con: sqlite3.Connection, found: Provenance | None, scope: Sequen
 
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
-                   "hashes, redacted_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "hashes, redacted_by, learned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class _Sids:

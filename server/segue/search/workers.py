@@ -268,13 +268,14 @@ def _one(s: Any, old: bytes, env: Any, redactor: Any, distinct: Any) -> Any:
         # one memory of found values per session, as the serial build has
         if distinct is not None:  # each distinct text redacted once (build.Distinct: the same result)
             one = distinct.session()
-            return prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of)
+            return prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of,
+                           memory=one.memory)
         scoped = redactor.scoped()
 
         def redact(text: str, cap: int) -> str:
             return scoped.excerpt(text, cap)[0]
 
-        return prepare(s, old, engine._steps(env, s, ReadStats()), redact)
+        return prepare(s, old, engine._steps(env, s, ReadStats()), redact, memory=scoped)
     except Exception:
         return None
 
