@@ -36,6 +36,7 @@ class Prepared:
     rows: list[Row] = factory(list)  # rows of the steps from `diverged` on (index-relative)
     kept: int = 0  # steps before `diverged` that matched: not written again
     learned_at: int | None = None  # the step after which the session's Redactor had found a value (None: never)
+    mark: bytes | None = None  # where a later read may go on from (segue.stores.base.Continued)
     title: str | None = None
     label: str | None = None
     cwd: str | None = None
@@ -108,8 +109,9 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
             rows, diverged, kept = kept_rows + rows, 0, 0
         rows = [(i, recheck(text, memory), kind, code) for i, text, kind, code in rows]
     title, label, cwd = shown_fields(s, redact)
+    mark = getattr(steps, "mark", None) if learned_at is None else None
     return Prepared(hashes=bytes(hashes), steps=n, diverged=diverged, rows=rows, kept=kept, title=title,
-                    label=label, cwd=cwd, learned_at=learned_at)
+                    label=label, cwd=cwd, learned_at=learned_at, mark=mark)
 
 
 MEMO_CHARS = 2_000_000  # characters of text remembered per process (then it starts over): a few MB

@@ -308,9 +308,9 @@ def _indexing(svc: Any, idx: SearchIndex) -> tuple[Callable[[Session, ReadStats]
     # is no reason to scan every later one for it
     redact = SessionRedaction(redactor)
 
-    def steps_of(s: Session, rs: ReadStats) -> Any:
+    def steps_of(s: Session, rs: ReadStats, mark: bytes | None = None) -> Any:
         redact.memory = redactor.scoped()
-        return _steps(svc.env, s, rs)
+        return _steps(svc.env, s, rs, mark)
 
     return steps_of, redact, by or ""
 
@@ -349,9 +349,15 @@ def _reader(env: Any, s: Session) -> Any:
     return reader
 
 
-def _steps(env: Any, s: Session, stats: ReadStats) -> Any:
-    # the search-only extraction where the reader has one (steps() itself with SEGUE_FAST_PATHS=0)
-    return _guarded(_reader(env, s).search_steps(s, stats), stats)
+def _steps(env: Any, s: Session, stats: ReadStats, mark: bytes | None = None) -> Any:
+    """The search-only extraction where the reader has one (steps() itself with SEGUE_FAST_PATHS=0); a
+    `Continued` (its `start` and, once read, its `mark`) where the reader can go on from a mark."""
+    reader = _reader(env, s)
+    going_on = reader.search_steps_from(s, stats, mark)
+    if going_on is None:
+        return _guarded(reader.search_steps(s, stats), stats)
+    going_on.steps = _guarded(going_on.steps, stats)
+    return going_on
 
 
 def _reference_steps(env: Any, s: Session, stats: ReadStats) -> Any:

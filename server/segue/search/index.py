@@ -68,9 +68,10 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 8  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
+SCHEMA_VERSION = 9  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 # 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
+# 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from)
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -96,7 +97,7 @@ CREATE TABLE sessions(
   runtime TEXT NOT NULL, id TEXT NOT NULL, parent_id TEXT,
   title TEXT, label TEXT, cwd TEXT, updated_at REAL,
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
-  source TEXT, learned_at INTEGER, UNIQUE(runtime, id));
+  source TEXT, learned_at INTEGER, mark BLOB, UNIQUE(runtime, id));
 CREATE INDEX sessions_source ON sessions(runtime, source);
 CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
   PRIMARY KEY(runtime, path)) WITHOUT ROWID;
@@ -600,7 +601,7 @@ class SearchIndex:
             base = sid << STEP_BITS
             self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
-                             key, p.hashes, redacted_by, p.learned_at))
+                             key, p.hashes, redacted_by, p.learned_at, p.mark))
             stats.steps_written += len(p.rows)
             return
         self._batch.flush(con)  # an existing session's rows are deleted and rewritten in order
@@ -616,26 +617,26 @@ class SearchIndex:
         stats.steps_kept += p.kept
         kept_by = redacted_by if p.kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=?, redacted_by=?, learned_at=? WHERE sid=?",
+                    "hashes=?, redacted_by=?, learned_at=?, mark=? WHERE sid=?",
                     (s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key, p.hashes, kept_by,
-                     p.learned_at, sid))
+                     p.learned_at, p.mark, sid))
 
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
                        stats: RefreshStats, redacted_by: str, sid_hint: int | None = None) -> None:
         from segue.model import ReadStats
 
-        row = con.execute("SELECT sid, hashes, redacted_by, learned_at FROM sessions WHERE runtime = ? AND id = ?",
-                          (s.runtime, s.id)).fetchone()
+        row = con.execute("SELECT sid, hashes, redacted_by, learned_at, mark FROM sessions "
+                          "WHERE runtime = ? AND id = ?", (s.runtime, s.id)).fetchone()
         if row is None:
             # a parallel build hands out new ids itself (negative until written): this one keeps its own
             sid = con.execute("INSERT INTO sessions(sid, runtime, id, store_path, key, hashes) "
                               "VALUES (?, ?, ?, ?, '', x'')",
                               (-sid_hint if sid_hint is not None and sid_hint < 0 else None, s.runtime, s.id,
                                s.store_path)).lastrowid
-            old, old_by, old_learned = b"", redacted_by, None
+            old, old_by, old_learned, mark = b"", redacted_by, None, None
         else:
-            sid, old, old_by, old_learned = row[0], bytes(row[1]), row[2], row[3]
+            sid, old, old_by, old_learned, mark = row[0], bytes(row[1]), row[2], row[3], row[4]
         assert sid is not None
         base = sid << STEP_BITS
         n_old = len(old) // 8
@@ -649,11 +650,22 @@ class SearchIndex:
         memory = None
         n = kept = 0
         read = ReadStats()
+        steps: Any = ()
         try:
-            steps = steps_of(s, read)
+            # on from the previous read's mark only where the steps before it taught nothing: the session's
+            # Redactor then knows at the mark what a read from the start would
+            going_on = mark is not None and old_learned is None and bool(redacted_by) and old_by == redacted_by
+            steps = steps_of(s, read, mark) if going_on else steps_of(s, read)
+            start = getattr(steps, "start", 0)
+            if start > n_old:  # (a mark of steps the index does not hold: read from the start)
+                steps.close()
+                steps, start = steps_of(s, read), 0
+            hashes += old[:8 * start]
+            n = kept = start
+            stats.steps_kept += start
             # the session's Redactor behind `redact` (engine._indexing's SessionRedaction), set by steps_of
             memory = getattr(redact, "memory", None)
-            for i, step in enumerate(steps):
+            for i, step in enumerate(steps, start):
                 if i >= MAX_STEPS:
                     break
                 n = i + 1
@@ -699,9 +711,9 @@ class SearchIndex:
         # steps kept from an earlier pass went through that pass's redaction: the same one, or unknown
         kept_by = redacted_by if kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=?, redacted_by=?, learned_at=? WHERE sid=?",
+                    "hashes=?, redacted_by=?, learned_at=?, mark=? WHERE sid=?",
                     (s.parent_id, title, label, cwd, s.updated_at, s.store_path, key, bytes(hashes), kept_by,
-                     learned_at, sid))
+                     learned_at, getattr(steps, "mark", None) if learned_at is None else None, sid))
 
     # -- querying -----------------------------------------------------------------------------------------------
     def redacted_by(self, sids: Iterable[int]) -> set[str]:
@@ -1204,7 +1216,7 @@ def _keep_found(con: sqlite3.Connection, found: Provenance | None, scope: Sequen
 
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
-                   "hashes, redacted_by, learned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   "hashes, redacted_by, learned_at, mark) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 class _Sids:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,6 +119,12 @@ class Reader(ABC):
         decode those outputs last). Default: `steps()`. tests/test_codex_brief_later.py proves the briefs
         equal."""
         return self.steps(session, stats)
+
+    def search_steps_from(self, session: Session, stats: ReadStats, mark: bytes | None) -> Continued | None:
+        """`search_steps` read on from where an earlier read stopped (`mark`, what that read's `Continued.mark`
+        gave), or None where the reader cannot (default). tests/test_search_resume.py proves that the steps
+        before `start` and the ones it yields are `search_steps`'."""
+        return None
 
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         """The steps as the search index needs them: the same sequence as `steps()` in `kind`, `text`,
@@ -255,3 +261,28 @@ from segue.stores.sqlite import SqliteUnavailable as SqliteUnavailable  # noqa: 
 from segue.stores.sqlite import open_sqlite_readonly as open_sqlite_readonly  # noqa: E402
 from segue.stores.sqlite import sqlite_fingerprint as sqlite_fingerprint  # noqa: E402
 from segue.stores.sqlite import wal_writer_live as wal_writer_live  # noqa: E402
+
+
+class Continued:
+    """Steps of a transcript from step `start` on: the ones before are the same as the read that left the mark
+    gave (0: read from the beginning). Once iterated to the end, `mark` is where a later read of the same file,
+    grown, may go on from (None: nowhere; a read that failed or stopped early leaves none)."""
+
+    __slots__ = ("closer", "mark", "start", "steps")
+
+    def __init__(self, steps: Iterator[Step], start: int) -> None:
+        self.steps = steps
+        self.start = start
+        self.mark: bytes | None = None
+        self.closer: Callable[[], None] | None = None  # what an unread one holds open (its file)
+
+    def close(self) -> None:
+        """Let go of it unread (or half read)."""
+        close = getattr(self.steps, "close", None)
+        if close is not None:
+            close()
+        if self.closer is not None:
+            self.closer()
+
+    def __iter__(self) -> Iterator[Step]:
+        return self.steps

@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterator
 
 from segue.model import ReadStats, Session, Step
-from segue.stores.base import Env, Source, read_head_tail
+from segue.stores.base import Continued, Env, Source, read_head_tail
 from segue.stores.claude.discovery import Discovery, parent_from_path, read_meta
 from segue.stores.claude.records import (
     KIND_AGENT,
@@ -89,11 +89,28 @@ class ClaudeReader(Discovery):
             s.live = s.id in self.live_ids()
         return [s]
 
-    def steps(self, session: Session, stats: ReadStats, lean: bool = False) -> Iterator[Step]:
+    def _walker(self, session: Session, lean: bool) -> StepWalker:
         kind = session.locator.get("kind") or (
             KIND_AGENT if os.path.basename(session.store_path).startswith("agent-") else KIND_SESSION)
-        walker = StepWalker(is_sub=kind in (KIND_AGENT, KIND_SUBAGENT) or session.parent_id is not None,
-                            fast=self.fast, lean=lean)
+        return StepWalker(is_sub=kind in (KIND_AGENT, KIND_SUBAGENT) or session.parent_id is not None,
+                          fast=self.fast, lean=lean)
+
+    def search_steps_from(self, session: Session, stats: ReadStats, mark: bytes | None) -> Continued | None:
+        """`search_steps` on from the last quiet point of an earlier read (segue.stores.claude.resume)."""
+        from segue.stores import resume_mark
+        from segue.stores.claude import resume
+
+        if not (self.fast and resume_mark.enabled(self.env.environ)):
+            return None
+        try:
+            f = open_regular(session.store_path, buffering=256 * 1024)
+        except OSError:
+            return None  # (search_steps meets it again and says so)
+        walker = self._walker(session, lean=True)
+        return resume_mark.owning(f, lambda f: resume.read(f, walker, stats, mark))
+
+    def steps(self, session: Session, stats: ReadStats, lean: bool = False) -> Iterator[Step]:
+        walker = self._walker(session, lean)
         with open_regular(session.store_path, buffering=256 * 1024) as f:
             for raw, last in bounded_lines(f, stats):
                 yield from walker.line(raw, last, stats)

@@ -65,11 +65,12 @@ def decode(raw: bytes) -> dict[str, Any] | None:
 
 
 
-def bounded_lines(f: BinaryIO, stats: ReadStats) -> Iterator[tuple[bytes, bool]]:
+def bounded_lines(f: BinaryIO, stats: ReadStats, at_start: bool = True) -> Iterator[tuple[bytes, bool]]:
     """(line, is_last_without_newline), blank lines left out. A UTF-8 BOM at the file's start is dropped
-    (JSON does not allow one inside a record). Lines over MAX_LINE are drained without being held, and
-    counted."""
-    first = True
+    (JSON does not allow one inside a record; `at_start` False: `f` is read on from inside the file). Lines
+    over MAX_LINE are drained without being held, and counted. Each line is yielded before the next is read,
+    so `f.tell()` is then where it ended."""
+    first = at_start
     while True:
         raw = f.readline(MAX_LINE + 1)
         if not raw:

@@ -38,6 +38,7 @@ _REJECTED = re.compile(
 BASH_TOOLS = {"Bash"}
 EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 AGENT_TOOLS = {"Agent", "Task"}
+MAX_EVICTED = 1 << 16  # uuids kept after they left the duplicate window, for `quiet_state`
 READ_TOOLS = {"Read", "Glob", "Grep", "LS", "NotebookRead", "TodoRead"}  # left out of briefs
 
 
@@ -69,6 +70,53 @@ class StepWalker:
         self.recognised = 0  # of them, Claude Code records (decoded, or skipped on a positive match)
         self.bad_inputs = 0  # tool calls whose arguments could not be read
         self.requests = 0
+        # resume's last quiet point (`note_quiet`): the counters then, the uuids put in the window so far
+        # then, and the ones pushed out of it since (None: too many to keep)
+        self.appended = 0
+        self.q_counters = self.counters()
+        self.q_appended = 0
+        self.evicted: list[str] | None = None
+
+    def quiet(self) -> bool:
+        """Nothing is held (no call waiting, no message part): `state()` is all there is to go on from."""
+        return not self.pending and not self.msg_parts
+
+    def counters(self) -> tuple[int, int, int, int]:
+        return self.lines, self.recognised, self.bad_inputs, self.requests
+
+    def state(self) -> tuple[Any, ...]:
+        """What a later walker needs to go on from here, while quiet (segue.stores.claude.resume): the
+        counters and the duplicate window (uuids; no session text)."""
+        return (self.is_sub, self.fast, self.lean, *self.counters(), list(self.seen))
+
+    def restore(self, state: tuple[Any, ...]) -> bool:
+        """Go on from `state()`; False (nothing changed) when it was another kind of walker's."""
+        is_sub, fast, lean, lines, recognised, bad, requests, seen = state
+        if (is_sub, fast, lean) != (self.is_sub, self.fast, self.lean) or not self.quiet() or self.lines:
+            return False
+        self.lines, self.recognised, self.bad_inputs, self.requests = lines, recognised, bad, requests
+        self.seen.extend(seen)
+        self.appended = len(self.seen)
+        self.seen_set.update(self.seen)
+        return True
+
+    def note_quiet(self) -> None:
+        """Remember this (quiet) point for `quiet_state`, cheaply: no copy of the window."""
+        self.q_counters = self.counters()
+        self.q_appended = self.appended
+        if self.evicted != []:  # (None before the first: nothing kept for a walker that never notes)
+            self.evicted = []
+
+    def quiet_state(self) -> tuple[Any, ...] | None:
+        """`state()` as it was at the last `note_quiet()`: the window then is the one now without the uuids
+        added since, and with the ones they pushed out; None when those were too many to keep."""
+        if self.evicted is None:
+            return None
+        seq = self.evicted + list(self.seen)
+        added = self.appended - self.q_appended
+        if added > len(seq):
+            return None
+        return (self.is_sub, self.fast, self.lean, *self.q_counters, seq[:len(seq) - added])
 
     def _dup(self, key: Any) -> bool:
         if not isinstance(key, str) or not key:
@@ -76,9 +124,15 @@ class StepWalker:
         if key in self.seen_set:
             return True
         if len(self.seen) == self.seen.maxlen:
-            self.seen_set.discard(self.seen[0])
+            old = self.seen[0]
+            self.seen_set.discard(old)
+            if self.evicted is not None:
+                self.evicted.append(old)
+                if len(self.evicted) > MAX_EVICTED:
+                    self.evicted = None
         self.seen.append(key)
         self.seen_set.add(key)
+        self.appended += 1
         return False
 
     def line(self, raw: bytes, last: bool, stats: ReadStats) -> Iterator[Step]:

@@ -1,0 +1,274 @@
+"""A Claude Code transcript that grew is read on from the previous read's mark (`stores.claude.resume`): the steps
+before the mark and the ones read on from it must be the steps of a read from the first line, at every point
+the file could have been read before it grew, on the real and hand-made stores in every serialization the
+reader contract knows. A mark that does not match the file (another file, rewritten bytes, a shorter file, a
+damaged mark) reads from the start; so does the off switch. In the index, a grown session read on from its mark
+gives the index a build from nothing gives. The control: a mark taken where the walker still held a call
+waiting for its result loses it, and the comparison catches that."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from segue.listing import reader_for
+from segue.model import ReadStats
+from segue.search import index as I
+from segue.stores import resume_mark
+from segue.stores.base import Env
+from segue.stores.claude.steps import MAX_EVICTED, StepWalker
+from tests import store_changes
+from tests.test_reader_contract import STORES, _tree
+from tests.test_search import copy_stores, service
+from tests.test_search_build import dump
+
+CLAUDE_STORES = [n for n, (rts, _) in STORES.items() if rts == ("claude",)]
+VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "bom", "blank_lines", "torn")
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resume_mark, "MIN_SIZE", 0)  # the fixtures are small: give every transcript a mark
+
+
+def _line_ends(data: bytes, most: int = 10) -> list[int]:
+    ends = [i + 1 for i, b in enumerate(data) if b == 0x0A][:-1]
+    step = max(1, len(ends) // most)
+    return ends[::step]
+
+
+def _hashes(steps: Any) -> list[bytes]:
+    return [I._hash(s) for s in steps]
+
+
+def _compare(home: Path, environ: dict[str, str]) -> tuple[int, int]:
+    """Every transcript under `home` cut at line ends, read, grown back in place and read on: (compared, how
+    many of them went on from a mark)."""
+    reader = reader_for("claude", Env(home=home, environ=environ))
+    compared = went_on = 0
+    for src in reader.sources():
+        for session in reader.summarize(src):
+            path = session.store_path
+            data = Path(path).read_bytes()
+            want = _hashes(reader.search_steps(session, ReadStats()))
+            for cut in _line_ends(data):
+                with open(path, "r+b") as f:  # the file as it was at the first read: the same inode
+                    f.truncate(cut)
+                first = reader.search_steps_from(session, ReadStats(), None)
+                assert first is not None and first.start == 0
+                before = _hashes(first)
+                with open(path, "ab") as f:
+                    f.write(data[cut:])
+                again = reader.search_steps_from(session, ReadStats(), first.mark)
+                assert again is not None
+                got = before[:again.start] + _hashes(again)
+                assert got == want, (path, cut, again.start)
+                compared += 1
+                went_on += again.start > 0 or (first.mark is not None and not before)
+            assert Path(path).read_bytes() == data
+    return compared, went_on
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v or "as_written" for v in VARIANTS])
+@pytest.mark.parametrize("name", CLAUDE_STORES)
+def test_a_read_on_from_the_mark_gives_the_steps_of_a_read_from_the_start(
+        name: str, variant: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    store = _tree(name, variant, tmp_path_factory)
+    root = tmp_path / "store"
+    shutil.copytree(store.root, root, symlinks=True)  # (the built tree is shared by other tests)
+    environ = {k: str(root / v) for k, v in store.environ.items()}
+    compared, went_on = _compare(root / store.home, environ)
+    assert compared > 0 and went_on > 0, (compared, went_on)
+
+
+def test_the_control_a_mark_taken_while_a_call_waits_loses_it(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _tree("real-claude", "", tmp_path_factory)
+    root = tmp_path / "store"
+    shutil.copytree(store.root, root, symlinks=True)
+    environ = {k: str(root / v) for k, v in store.environ.items()}
+    monkeypatch.setattr(StepWalker, "quiet", lambda self: True)
+    monkeypatch.setattr(StepWalker, "restore", _restore_anyway)
+    with pytest.raises(AssertionError):
+        _compare(root / store.home, environ)
+
+
+def _restore_anyway(self: StepWalker, state: tuple[Any, ...]) -> bool:
+    _sub, _fast, _lean, self.lines, self.recognised, self.bad_inputs, self.requests, seen = state
+    self.seen.extend(seen)
+    self.seen_set.update(self.seen)
+    return True
+
+
+# -- marks that do not match -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def grown(tmp_path: Path) -> tuple[Any, Any, Path, bytes, bytes, Path]:
+    """(reader, session, path, the mark of the first read, the transcript's bytes, the stores' root)."""
+    environ = copy_stores(tmp_path)
+    path = store_changes.claude_transcript(tmp_path)
+    reader = reader_for("claude", Env(home=tmp_path / "emptyhome", environ=environ))
+    session = next(s for src in reader.sources() if src.path == str(path) for s in reader.summarize(src))
+    first = reader.search_steps_from(session, ReadStats(), None)
+    assert first is not None
+    list(first)
+    assert first.mark is not None
+    return reader, session, path, first.mark, path.read_bytes(), tmp_path
+
+
+def _start(reader: Any, session: Any, mark: bytes | None) -> int:
+    again = reader.search_steps_from(session, ReadStats(), mark)
+    assert again is not None
+    list(again)
+    return again.start
+
+
+def test_a_matching_mark_goes_on(grown: Any) -> None:
+    reader, session, _path, mark, _data, root = grown
+    store_changes.append_claude_reply(root, "Grown.")
+    assert _start(reader, session, mark) > 0
+
+
+@pytest.mark.parametrize("change", ["replaced", "rewritten", "shorter", "head", "damaged mark"])
+def test_a_mark_that_does_not_match_reads_from_the_start(grown: Any, change: str) -> None:
+    reader, session, path, mark, data, _root = grown
+    if change == "replaced":  # the same bytes under the name, another inode (made while the old one exists)
+        new = path.with_name(path.name + ".new")
+        new.write_bytes(data)
+        os.replace(new, path)
+    elif change == "rewritten":  # a byte just before the mark's offset
+        offset = _offset(mark)
+        with open(path, "r+b") as f:
+            f.seek(offset - 2)
+            f.write(b" " if data[offset - 2:offset - 1] != b" " else b"\t")
+    elif change == "shorter":
+        with open(path, "r+b") as f:
+            f.truncate(_offset(mark) - 1)
+    elif change == "head":
+        with open(path, "r+b") as f:
+            f.write(b"[" if data[:1] != b"[" else b"{")
+    else:
+        mark = mark[: len(mark) // 2]
+    assert _start(reader, session, mark) == 0
+
+
+def _offset(mark: bytes) -> int:
+    import marshal
+
+    return int(marshal.loads(mark)[4])
+
+
+def test_off_the_read_is_not_resumable(grown: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, session, _path, _mark, _data, _root = grown
+    off = reader_for("claude", Env(home=reader.env.home, environ={**reader.env.environ, "SEGUE_SEARCH_RESUME": "0"}))
+    assert off.search_steps_from(session, ReadStats(), None) is None
+    slow = reader_for("claude", Env(home=reader.env.home, environ={**reader.env.environ, "SEGUE_FAST_PATHS": "0"}))
+    assert slow.search_steps_from(session, ReadStats(), None) is None
+
+
+# -- in the index ------------------------------------------------------------------------------------------------
+
+def _reply(root: Path, text: str, n: int) -> None:
+    path = store_changes.claude_transcript(root)
+    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
+    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
+               and r["message"]["content"][0].get("type") == "text")
+    msg["message"]["content"] = [{"type": "text", "text": text}]
+    msg["message"]["id"] = f"msg_resume_{n}"
+    msg["parentUuid"], msg["uuid"] = msg["uuid"], f"00000000-0000-4000-8000-0000000{n:05d}"
+    with open(path, "a") as f:
+        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+
+
+@pytest.mark.parametrize("patch", ["1", "0"])
+def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: Path, patch: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", patch)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    env_a, env_b = copy_stores(a), copy_stores(b)
+    starts: list[int] = []
+    real = resume_mark.going_on
+
+    def spied(*args: Any) -> Any:
+        out = real(*args)
+        starts.append(out[1])
+        return out
+
+    monkeypatch.setattr(resume_mark, "going_on", spied)
+    service(a, env_a).search("files")
+    for n in range(3):
+        _reply(a, f"Step {n}: the quokka moved.", n)
+        service(a, env_a).search("quokka")
+    for n in range(3):
+        _reply(b, f"Step {n}: the quokka moved.", n)
+    service(b, env_b).search("quokka")
+    assert max(starts) > 0  # the grown transcript was read on from its mark
+    assert _without_keys(a) == _without_keys(b)
+    assert service(a, env_a).search("quokka").to_json()["total"] == 1
+
+
+def _without_keys(root: Path) -> Any:
+    """The index's rows, rooted, without the sessions' keys (they hash the files' times, which differ here)."""
+    got = json.loads(json.dumps(dump(root)).replace(str(root), "<root>"))
+    got["sessions"] = [row[:9] + row[10:] for row in got["sessions"]]
+    return got
+
+
+def test_the_index_keeps_marks_only_where_nothing_was_learned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    import sqlite3
+
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
+    environ = copy_stores(tmp_path)
+    service(tmp_path, environ).search("files")
+    con = sqlite3.connect(tmp_path / "segue" / "cache" / I.FILE_NAME)
+    try:
+        rows = con.execute("SELECT runtime, learned_at, mark IS NOT NULL FROM sessions").fetchall()
+    finally:
+        con.close()
+    assert any(rt == "claude" and has for rt, _l, has in rows)
+    assert not any(learned is not None and has for _rt, learned, has in rows)
+    assert os.environ.get("SEGUE_SEARCH_RESUME", "1") != "0"
+
+
+# -- the walker's own note of its last quiet point -------------------------------------------------------------
+
+def _user(n: int) -> bytes:
+    return json.dumps({"type": "user", "uuid": f"u-{n}", "message": {"role": "user", "content": f"Request {n}"}}
+                      ).encode() + b"\n"
+
+
+def _assistant(n: int) -> bytes:
+    return json.dumps({"type": "assistant", "uuid": f"a-{n}", "message": {
+        "id": f"m-{n}", "role": "assistant", "content": [{"type": "text", "text": f"Reply {n}"}]}}).encode() + b"\n"
+
+
+@pytest.mark.parametrize("fast", [True, False])
+@pytest.mark.parametrize("after", [0, 5, 3000, 70_000])
+def test_the_noted_state_is_the_state_at_the_last_quiet_point(fast: bool, after: int) -> None:
+    """Past the duplicate window's 2,048 uuids, with `after` replies (each a uuid, none quiet) after the last
+    request: `quiet_state()` is what `state()` gave there, or None once more left the window than it keeps."""
+    lines = [_assistant(n) for n in range(3000)] + [_user(1)] + [_assistant(n) for n in range(3000, 3000 + after)]
+    walker = StepWalker(is_sub=False, fast=fast, lean=True)
+    stats = ReadStats()
+    then = None
+    for raw in lines:
+        list(walker.line(raw, False, stats))
+        if walker.quiet():
+            walker.note_quiet()
+            then = walker.state()
+    assert then is not None and len(then[-1]) == 2048
+    got = walker.quiet_state()
+    if after > MAX_EVICTED:  # (every reply after the request pushed one out of the full window)
+        assert got is None
+    else:
+        assert got == then
+    assert walker.requests == 1
