@@ -27,7 +27,7 @@ from tests.test_reader_contract import STORES, _tree
 from tests.test_search import copy_stores, service
 from tests.test_search_build import dump
 
-CLAUDE_STORES = [n for n, (rts, _) in STORES.items() if rts == ("claude",)]
+RESUMING = [(rts[0], n) for n, (rts, _) in STORES.items() if rts in (("claude",), ("codex",))]
 VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "bom", "blank_lines", "torn")
 
 
@@ -46,17 +46,20 @@ def _hashes(steps: Any) -> list[bytes]:
     return [I._hash(s) for s in steps]
 
 
-def _compare(home: Path, environ: dict[str, str]) -> tuple[int, int]:
-    """Every transcript under `home` cut at line ends, read, grown back in place and read on: (compared, how
-    many of them went on from a mark)."""
-    reader = reader_for("claude", Env(home=home, environ=environ))
+def _compare(runtime: str, home: Path, environ: dict[str, str], most: int = 10) -> tuple[int, int]:
+    """Every transcript under `home` cut at (`most`) line ends, read, grown back in place and read on:
+    (compared, how many of them went on from a mark)."""
+    reader = reader_for(runtime, Env(home=home, environ=environ))
     compared = went_on = 0
     for src in reader.sources():
         for session in reader.summarize(src):
             path = session.store_path
+            if path.endswith(".zst"):  # (compressed rollouts are read from the start)
+                assert reader.search_steps_from(session, ReadStats(), None) is None
+                continue
             data = Path(path).read_bytes()
             want = _hashes(reader.search_steps(session, ReadStats()))
-            for cut in _line_ends(data):
+            for cut in _line_ends(data, most):
                 with open(path, "r+b") as f:  # the file as it was at the first read: the same inode
                     f.truncate(cut)
                 first = reader.search_steps_from(session, ReadStats(), None)
@@ -75,14 +78,14 @@ def _compare(home: Path, environ: dict[str, str]) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v or "as_written" for v in VARIANTS])
-@pytest.mark.parametrize("name", CLAUDE_STORES)
+@pytest.mark.parametrize(("runtime", "name"), RESUMING, ids=[n for _rt, n in RESUMING])
 def test_a_read_on_from_the_mark_gives_the_steps_of_a_read_from_the_start(
-        name: str, variant: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+        runtime: str, name: str, variant: str, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     store = _tree(name, variant, tmp_path_factory)
     root = tmp_path / "store"
     shutil.copytree(store.root, root, symlinks=True)  # (the built tree is shared by other tests)
     environ = {k: str(root / v) for k, v in store.environ.items()}
-    compared, went_on = _compare(root / store.home, environ)
+    compared, went_on = _compare(runtime, root / store.home, environ)
     assert compared > 0 and went_on > 0, (compared, went_on)
 
 
@@ -95,7 +98,7 @@ def test_the_control_a_mark_taken_while_a_call_waits_loses_it(tmp_path: Path, tm
     monkeypatch.setattr(StepWalker, "quiet", lambda self: True)
     monkeypatch.setattr(StepWalker, "restore", _restore_anyway)
     with pytest.raises(AssertionError):
-        _compare(root / store.home, environ)
+        _compare("claude", root / store.home, environ)
 
 
 def _restore_anyway(self: StepWalker, state: tuple[Any, ...]) -> bool:
@@ -185,8 +188,25 @@ def _reply(root: Path, text: str, n: int) -> None:
         f.write(json.dumps(msg, separators=(",", ":")) + "\n")
 
 
+def _codex_turn(root: Path, text: str, n: int) -> None:
+    """Append a turn to the Codex fixture's newest rollout, as Codex appends one (its event form)."""
+    path = sorted((root / "codex").rglob("rollout-*.jsonl"))[-1]
+    ts = json.loads(path.read_bytes().splitlines()[-1])["timestamp"]
+    events = [{"type": "task_started", "turn_id": f"turn-resume-{n}"},
+              {"type": "user_message", "message": f"Request {n}: move it.", "images": []},
+              {"type": "agent_message", "message": text},
+              {"type": "task_complete", "turn_id": f"turn-resume-{n}", "last_agent_message": text}]
+    with open(path, "a") as f:
+        for p in events:
+            f.write(json.dumps({"timestamp": ts, "type": "event_msg", "payload": p}, separators=(",", ":")) + "\n")
+
+
+GROW = {"claude": _reply, "codex": _codex_turn}
+
+
+@pytest.mark.parametrize("runtime", sorted(GROW))
 @pytest.mark.parametrize("patch", ["1", "0"])
-def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: Path, patch: str,
+def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: Path, patch: str, runtime: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
     monkeypatch.setenv("SEGUE_SEARCH_PATCH", patch)
@@ -204,11 +224,12 @@ def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: P
 
     monkeypatch.setattr(resume_mark, "going_on", spied)
     service(a, env_a).search("files")
+    grow = GROW[runtime]
     for n in range(3):
-        _reply(a, f"Step {n}: the quokka moved.", n)
+        grow(a, f"Step {n}: the quokka moved.", n)
         service(a, env_a).search("quokka")
     for n in range(3):
-        _reply(b, f"Step {n}: the quokka moved.", n)
+        grow(b, f"Step {n}: the quokka moved.", n)
     service(b, env_b).search("quokka")
     assert max(starts) > 0  # the grown transcript was read on from its mark
     assert _without_keys(a) == _without_keys(b)
@@ -272,3 +293,84 @@ def test_the_noted_state_is_the_state_at_the_last_quiet_point(fast: bool, after:
     else:
         assert got == then
     assert walker.requests == 1
+
+
+def _codex_forgetting(what: str) -> Any:
+    from segue.stores.codex.steps import StepBuilder
+
+    real = StepBuilder.restore
+
+    def restore(self: StepBuilder, state: Any) -> bool:
+        ok = real(self, state)
+        if ok and what == "last message":
+            self.last_message = None
+        elif ok and what == "previous step":
+            self.prev = None
+        elif ok and what == "settled calls":
+            self.done = set()
+        return ok
+
+    return restore
+
+
+def _reordered_codex(root: Path, how: str) -> Path:
+    """The real Codex store with its first rollout rewritten in an order Codex may also write: `call after its
+    end` (a command's function_call after its completed item: the settled call ids must hold it back),
+    `request twice` (the request as an item and again as an event: the previous step must hold it back)."""
+    from tests.test_reader_contract import REAL
+
+    home = root / "home"
+    shutil.copytree(REAL / "codex" / "home", home, symlinks=True)
+    path = sorted(home.rglob("rollout-*.jsonl"))[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    recs = [json.loads(ln) for ln in lines]
+    if how == "call after its end":
+        call = next(i for i, r in enumerate(recs) if r["payload"].get("type") == "function_call")
+        end = next(i for i, r in enumerate(recs) if r["payload"].get("type") == "item_completed"
+                   and r["payload"]["item"].get("type") == "CommandExecution")
+        lines.insert(end, lines.pop(call))
+    else:
+        item = next(i for i, r in enumerate(recs) if r["payload"].get("type") == "item_completed"
+                    and r["payload"]["item"].get("type") == "UserMessage")
+        text = recs[item]["payload"]["item"]["content"][0]["text"]
+        event = {"timestamp": recs[item]["timestamp"], "type": "event_msg",
+                 "payload": {"type": "user_message", "message": text, "images": []}}
+        lines.insert(item + 1, json.dumps(event, separators=(",", ":")).encode() + b"\n")
+    path.write_bytes(b"".join(lines))
+    return home
+
+
+REORDERED = ("call after its end", "request twice")
+
+
+@pytest.mark.parametrize("how", REORDERED)
+def test_codex_reordered_forms_read_on_give_the_steps_of_a_read_from_the_start(how: str, tmp_path: Path) -> None:
+    compared, went_on = _compare("codex", _reordered_codex(tmp_path, how), {}, most=1000)
+    assert compared > 0 and went_on > 0
+
+
+@pytest.mark.parametrize("what", ["waiting call", "last message", "previous step", "settled calls"])
+def test_the_controls_a_codex_builder_that_forgets_is_caught(what: str, tmp_path: Path,
+                                                             tmp_path_factory: pytest.TempPathFactory,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each part of the Codex builder's state matters on some store: leaving it out gives other steps."""
+    from segue.stores.codex.steps import StepBuilder
+
+    if what == "waiting call":
+        monkeypatch.setattr(StepBuilder, "quiet", lambda self: True)
+    else:
+        monkeypatch.setattr(StepBuilder, "restore", _codex_forgetting(what))
+    caught = []
+    for name in ("real-codex", "hand-codex", "generated-codex", "tooljson-codex", *REORDERED):
+        root = tmp_path / name
+        if name in REORDERED:
+            home, environ, most = _reordered_codex(root, name), {}, 1000
+        else:
+            store = _tree(name, "", tmp_path_factory)
+            shutil.copytree(store.root, root, symlinks=True)
+            home, environ, most = root / store.home, {k: str(root / v) for k, v in store.environ.items()}, 10
+        try:
+            _compare("codex", home, environ, most)
+        except AssertionError:
+            caught.append(name)
+    assert caught, what

@@ -34,9 +34,13 @@ def enabled(environ: Any) -> bool:
     return str(environ.get("SEGUE_SEARCH_RESUME", "1")).strip() != "0"
 
 
-def text_digest(text: str | None) -> bytes | None:
-    """What a builder's state keeps of a text it only compares for equality."""
-    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def text_digest(text: object) -> bytes | None:
+    """What a builder's state keeps of a text it only compares for equality (a restored one's: as it was)."""
+    if isinstance(text, SameText):
+        return text.digest
+    if not isinstance(text, str):
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class SameText:

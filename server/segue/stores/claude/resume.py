@@ -35,12 +35,15 @@ def read(f: BinaryIO, walker: StepWalker, stats: ReadStats, mark: bytes | None) 
         # bytes as well, for when the walker could not keep what it needs.
         at = at_n = -1
         full: tuple[int, int, Any] | None = None
+        # `bounded_lines` counts every byte it reads, so this gives the offset of its last line's end without
+        # `f.tell()` (which asks the kernel each time)
+        before = stats.bytes_read - offset
         for raw, last in bounded_lines(f, stats, at_start=offset == 0):
             for step in w.line(raw, last, stats):
                 n += 1
                 yield step
             if not last and w.quiet():
-                at, at_n = f.tell(), n
+                at, at_n = stats.bytes_read - before, n
                 w.note_quiet()
                 if full is None or at - full[0] >= resume_mark.SNAPSHOT:
                     full = (at, n, w.state())

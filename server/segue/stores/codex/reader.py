@@ -12,6 +12,7 @@ from typing import Any
 
 from segue.model import ReadStats, Session, Step, parse_time
 from segue.stores.base import (
+    Continued,
     Location,
     Reader,
     Source,
@@ -379,6 +380,24 @@ class CodexReader(Reader):
             if two is not None:
                 return two
         return self.steps(session, stats, recent=recent)
+
+    def search_steps_from(self, session: Session, stats: ReadStats, mark: bytes | None) -> Continued | None:
+        """`search_steps` on from the last quiet point of an earlier read (segue.stores.codex.resume); plain
+        rollouts only."""
+        from segue.stores import resume_mark
+        from segue.stores.codex import resume
+
+        if not (self.fast and resume_mark.enabled(self.env.environ)):
+            return None
+        path = self._resolve(session)
+        if path is None or path.endswith(".zst"):
+            return None  # (search_steps says what is missing, or decompresses)
+        try:
+            f = open_rollout(path)
+        except (OSError, ZstdMissing):
+            return None
+        b = StepBuilder(session.cwd, fast=True, lean=True)
+        return resume_mark.owning(f, lambda f: resume.read(f, b, stats, mark))
 
     def search_steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         """While fast paths are on, the steps without times and output tails (the index keeps neither)."""

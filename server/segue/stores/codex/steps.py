@@ -7,7 +7,7 @@ import re
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
-from typing import Any
+from typing import Any, cast
 
 from segue.model import ReadStats, Step, parse_time
 from segue.stores.base import (
@@ -327,6 +327,43 @@ class StepBuilder:
                   None if c.mark is None else self.emitted - c.mark) for cid, c in self.pending.items()],
                 list(self.running.items()), _step_key(self.prev), self.last_message,
                 self.big_skipped > 0)
+
+    def quiet(self) -> bool:
+        """Nothing held, no call waiting or running: `state()` is all there is to go on from."""
+        return not self.pending and not self.running and not self.held
+
+    def state(self) -> tuple[Any, ...]:
+        """What a later builder needs to go on from here, while quiet (segue.stores.codex.resume), as plain
+        values: the turn's cwd, the file's form, the settled call ids of the turn, the counters, and of the last
+        step and last message only what `_say` compares (kind, text digests: no session text)."""
+        from segue.stores.resume_mark import text_digest
+
+        prev = self.prev
+        return (self.cwd, self.bare, self.events_form, self.fast, self.lean, self.later is not None,
+                sorted(self.done), None if prev is None else prev.kind,
+                None if prev is None else text_digest(prev.text), text_digest(self.last_message),
+                self.big_skipped, self.lines, self.known, self.bad_args, self.emitted, self.later_added)
+
+    def restore(self, state: Any) -> bool:
+        """Go on from `state()` (a fresh builder only); False (nothing changed) when it was another kind of
+        builder's."""
+        from segue.stores.resume_mark import SameText
+
+        (cwd, bare, events_form, fast, lean, later, done, prev_kind, prev_text, last_message,
+         big_skipped, lines, known, bad_args, emitted, later_added) = state
+        if (fast, lean, later) != (self.fast, self.lean, self.later is not None) or later or self.lines \
+                or not self.quiet() or self.prev is not None:
+            return False
+        if not all(isinstance(v, int) for v in (big_skipped, lines, known, bad_args, emitted, later_added)):
+            return False
+        self.cwd, self.bare, self.events_form = cwd, bool(bare), bool(events_form)
+        self.done = {str(c) for c in done}
+        # what `_say` compares the next request and message with: equal to the same texts, and only to them
+        self.prev = None if prev_kind is None else Step(prev_kind, cast(str, SameText(prev_text)))
+        self.last_message = None if last_message is None else cast(str, SameText(last_message))
+        self.big_skipped, self.lines, self.known, self.bad_args = big_skipped, lines, known, bad_args
+        self.emitted, self.later_added = emitted, later_added
+        return True
 
     # -- emitting
 
