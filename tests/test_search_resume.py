@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,101 @@ def test_the_controls_a_codex_builder_that_forgets_is_caught(what: str, tmp_path
         except AssertionError:
             caught.append(name)
     assert caught, what
+
+
+# -- a big transcript, in the workers and in this process --------------------------------------------------------
+
+def _fill(root: Path, mb: float, walrus: str = "walrus") -> Path:
+    """Grow the Claude fixture's "one" transcript past `mb` MB with turns (a request and a reply each), one of
+    them naming a walrus (or saying `walrus`)."""
+    path = store_changes.claude_transcript(root)
+    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
+    ask = next(r for r in recs if r.get("type") == "user" and isinstance(r["message"].get("content"), str)
+               and not r.get("isMeta"))
+    say = next(r for r in reversed(recs) if r.get("type") == "assistant"
+               and r["message"]["content"][0].get("type") == "text")
+    out, size, n = [], path.stat().st_size, 0
+    while size < mb * 1e6:
+        word = walrus if n == 1000 else "filler"
+        ask = {**ask, "uuid": f"10000000-0000-4000-8000-{n:012d}", "message": {**ask["message"],
+               "content": f"Turn {n}: go on"}}
+        say = {**say, "uuid": f"20000000-0000-4000-8000-{n:012d}", "message": {
+            **say["message"], "id": f"msg_fill_{n}",
+            "content": [{"type": "text", "text": f"Reply {n}: the {word} said " + "words " * 300}]}}
+        for r in (ask, say):
+            line = json.dumps(r, separators=(",", ":")) + "\n"
+            out.append(line)
+            size += len(line)
+        n += 1
+    with open(path, "a") as f:
+        f.write("".join(out))
+    return path
+
+
+@pytest.mark.parametrize("workers", ["2", "0"])
+@pytest.mark.parametrize("resume_on", [True, False])
+def test_a_big_grown_transcript_is_read_on_from_its_mark(tmp_path: Path, workers: str, resume_on: bool,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What shows that the read went on from the mark: a word changed in place (same length, same inode) in
+    the middle of the file, outside the bytes the mark checks, is not seen, while the appended reply is. With
+    SEGUE_SEARCH_RESUME=0 (the control) the whole file is read again and the change is found."""
+    monkeypatch.setattr(resume_mark, "MIN_SIZE", 4 * 1024 * 1024)  # (the workers run with the real one)
+    monkeypatch.setattr(I, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", workers)
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "1" if workers == "0" else "0")  # (the patch reads serially)
+    from segue.search import workers as W
+
+    calls: list[int] = []
+    real_run = W.run
+
+    def counted(tasks: Any, *args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real_run(tasks, *args, **kw)
+
+    monkeypatch.setattr(W, "run", counted)
+    environ = copy_stores(tmp_path)
+    if not resume_on:
+        environ["SEGUE_SEARCH_RESUME"] = "0"
+    path = _fill(tmp_path, 4.5)
+    assert service(tmp_path, environ).search("walrus").to_json()["total"] == 1
+    data = path.read_bytes()
+    at = data.index(b"the walrus said")
+    assert 8192 < at < len(data) - 8192
+    with open(path, "r+b") as f:
+        f.seek(at + 4)
+        f.write(b"wombat")
+    _reply(tmp_path, "At last the quokka spoke.", 99_999)
+    svc = service(tmp_path, environ)
+    assert svc.search("quokka").to_json()["total"] == 1
+    assert svc.search("wombat").to_json()["total"] == (0 if resume_on else 1)
+    assert len(calls) == (2 if workers == "2" else 0)  # the build and the refresh, in the workers
+
+
+@pytest.mark.parametrize("workers", ["2", "0"])
+def test_a_value_learned_after_the_mark_is_redacted_before_it(tmp_path: Path, workers: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read on from the mark that finds a value (`password=…`) the steps before the mark show bare: those rows
+    are written again with it too (in this process from the index's rows; the workers, which hold only the rows
+    after the mark, read the session from its start)."""
+    from tests.test_search_learned import BARE, TEACH, VALUE
+
+    monkeypatch.setattr(resume_mark, "MIN_SIZE", 4 * 1024 * 1024)
+    monkeypatch.setattr(I, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", workers)
+    monkeypatch.setenv("SEGUE_SEARCH_PATCH", "1" if workers == "0" else "0")
+    environ = copy_stores(tmp_path)
+    _fill(tmp_path, 4.5, walrus=BARE)
+    assert service(tmp_path, environ).search(VALUE).to_json()["total"] == 1  # nothing taught it yet
+    con = sqlite3.connect(tmp_path / "segue" / "cache" / I.FILE_NAME)
+    try:
+        assert con.execute("SELECT count(*) FROM sessions WHERE mark IS NOT NULL").fetchone()[0] == 1
+    finally:
+        con.close()
+    _reply(tmp_path, TEACH, 99_998)
+    svc = service(tmp_path, environ)
+    assert svc.search(VALUE).to_json()["total"] == 0
+    near = svc.search("zebrafish").to_json()
+    assert near["total"] == 1 and "[REDACTED]" in near["results"][0]["snippet"], near
+    assert not any(VALUE in text for _rowid, text, _k, _c in dump(tmp_path)["docs"])

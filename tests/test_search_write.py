@@ -242,7 +242,7 @@ def test_a_failure_while_writing_leaves_whole_sessions_and_the_next_build_comple
 
     def parallel(bad: int | None) -> Any:
         def run(tasks: Any) -> Any:
-            for pos, s, _old in tasks:
+            for pos, s, _old, _mark in tasks:
                 yield pos, _prepared(pos, bad == int(s.id[1:]))
         return run
 

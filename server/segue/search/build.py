@@ -61,6 +61,11 @@ def recheck(text: str, memory: Any) -> str:
     return hide_markers(out) if n else text
 
 
+class NeedsWholeRead(Exception):
+    """A read on from a mark found a value to redact: every row of the session must be written again with it,
+    and `prepare` holds only the rows after the mark (the caller reads the session from its start)."""
+
+
 def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str, int], str],
             stats: ReadStats | None = None, text_of: Callable[[str, str], str | None] | None = None,
             memory: Redactor | None = None) -> Prepared:
@@ -73,14 +78,18 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
     from segue.search.index import MAX_STEPS, _doc, _hash
 
     n_old = len(old) // 8
-    hashes = bytearray()
+    # a read on from an earlier one's mark (`Continued`): its first `start` steps are the stored ones
+    start = getattr(steps, "start", 0)
+    if start > n_old:
+        raise ValueError("steps go on from a mark the stored hashes do not reach")
+    hashes = bytearray(old[:8 * start])
     rows: list[Row] = []
     kept_rows: list[Row] = []
     learned_at: int | None = None
     diverged: int | None = None
-    n = kept = 0
+    n = kept = start
     try:
-        for i, step in enumerate(steps):
+        for i, step in enumerate(steps, start):
             if i >= MAX_STEPS:
                 break
             n = i + 1
@@ -105,6 +114,8 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
     except FileNotFoundError:
         pass  # gone between listing and reading: indexed as far as it could be read
     if memory is not None and memory.learned_count():
+        if start:  # the rows before the mark are not here to be written again with it
+            raise NeedsWholeRead()
         if kept:  # the kept rows were written without what later steps taught: all of them again
             rows, diverged, kept = kept_rows + rows, 0, 0
         rows = [(i, recheck(text, memory), kind, code) for i, text, kind, code in rows]

@@ -117,7 +117,7 @@ INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}');
 
 Sources = dict[tuple[str, str], str] | str  # every source's fingerprint, or their `sources_digest`
 # (tasks: (position in the build, session, stored hashes)) -> (position, Prepared or None), as they finish
-Parallel = Callable[[Iterator[tuple[int, "Session", bytes]]], Iterator[tuple[int, "Prepared | None"]]]
+Parallel = Callable[[Iterator[tuple[int, "Session", bytes, bytes | None]]], Iterator[tuple[int, "Prepared | None"]]]
 
 
 class SearchUnavailable(SegueError):
@@ -461,7 +461,7 @@ class SearchIndex:
             stats.removed = len(gone)
             last_commit = time.monotonic()
             if parallel is not None and len(todo) >= PARALLEL_MIN and _work_ms(todo, shared) >= PARALLEL_WORK_MS:
-                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known)
+                work: Iterator[tuple[int, Prepared | None]] = self._parallel(con, todo, parallel, known, redacted_by)
             else:
                 self._sids = _Sids(0)
                 work = ((n, None) for n in range(len(todo)))
@@ -571,25 +571,27 @@ class SearchIndex:
         return stats
 
     def _parallel(self, con: sqlite3.Connection, todo: list[tuple[Session, str]], parallel: Parallel,
-                  known: Mapping[tuple[str, str], object]) -> Iterator[tuple[int, Prepared | None]]:
-        """Hand `todo` to `parallel` with each session's stored hashes; new sessions get their ids here, in
-        `todo` order (as the serial build's inserts would), in `self._sids`. `known`: the sessions the index
-        held when the refresh began (a session not in it has no row to look up: a first build asks nothing)."""
+                  known: Mapping[tuple[str, str], object], redacted_by: str) -> Iterator[tuple[int, Prepared | None]]:
+        """Hand `todo` to `parallel` with each session's stored hashes and the mark its read may go on from
+        (`_may_go_on`); new sessions get their ids here, in `todo` order (as the serial build's inserts would),
+        in `self._sids`. `known`: the sessions the index held when the refresh began (a session not in it has
+        no row to look up: a first build asks nothing)."""
         self._sids = _Sids(len(todo))
         nxt = (con.execute("SELECT max(sid) FROM sessions").fetchone()[0] or 0) + 1
 
-        def tasks() -> Iterator[tuple[int, Session, bytes]]:
+        def tasks() -> Iterator[tuple[int, Session, bytes, bytes | None]]:
             nonlocal nxt
             for pos, (s, _key) in enumerate(todo):
-                row = (con.execute("SELECT sid, hashes FROM sessions WHERE runtime = ? AND id = ?",
-                                   (s.runtime, s.id)).fetchone() if (s.runtime, s.id) in known else None)
+                row = (con.execute("SELECT sid, hashes, redacted_by, learned_at, mark FROM sessions "
+                                   "WHERE runtime = ? AND id = ?", (s.runtime, s.id)).fetchone()
+                       if (s.runtime, s.id) in known else None)
                 if row is None:
                     self._sids[pos] = -nxt  # negative: not in the table yet
                     nxt += 1
-                    yield pos, s, b""
+                    yield pos, s, b"", None
                 else:
                     self._sids[pos] = row[0]
-                    yield pos, s, bytes(row[1])
+                    yield pos, s, bytes(row[1]), row[4] if _may_go_on(row[4], row[3], row[2], redacted_by) else None
 
         return parallel(tasks())
 
@@ -654,7 +656,7 @@ class SearchIndex:
         try:
             # on from the previous read's mark only where the steps before it taught nothing: the session's
             # Redactor then knows at the mark what a read from the start would
-            going_on = mark is not None and old_learned is None and bool(redacted_by) and old_by == redacted_by
+            going_on = _may_go_on(mark, old_learned, old_by, redacted_by)
             steps = steps_of(s, read, mark) if going_on else steps_of(s, read)
             start = getattr(steps, "start", 0)
             if start > n_old:  # (a mark of steps the index does not hold: read from the start)
@@ -1213,6 +1215,12 @@ def _keep_found(con: sqlite3.Connection, found: Provenance | None, scope: Sequen
         con.executemany("DELETE FROM twice WHERE runtime = ?", [(rt,) for rt in inside])
     con.executemany("INSERT OR IGNORE INTO twice VALUES (?, ?)",
                     [k for k in found.twice if inside is None or k[0] in inside])
+
+
+def _may_go_on(mark: bytes | None, learned_at: int | None, old_by: str, redacted_by: str) -> bool:
+    """A session's read may go on from its stored mark only where the steps before it taught its redaction
+    nothing, by the same redaction: its Redactor then knows at the mark what a read from the start would."""
+    return mark is not None and learned_at is None and bool(redacted_by) and old_by == redacted_by
 
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "

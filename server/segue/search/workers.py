@@ -39,7 +39,8 @@ IN_FLIGHT = 2 * BATCH  # sessions a worker holds at most: the next batch is ther
 ANSWER_CHARS = 1_000_000  # a worker's answers are sent once they hold this much text, even mid-batch
 _LEN = struct.Struct("<Q")
 
-Task = tuple[int, Any, bytes]  # (position, Session, stored hashes); sent BATCH to a message
+# (position, Session, stored hashes, the mark its read may go on from or None); sent BATCH to a message
+Task = tuple[int, Any, bytes, bytes | None]
 PEAKS_MB: list[float] = []  # each finished worker's peak memory (Linux), for the benchmark
 CPU_S: list[float] = []  # each finished worker's CPU seconds, user + system (Linux), for the benchmark
 
@@ -243,8 +244,8 @@ def _worker_main() -> int:
                 break
             answers: list[tuple[int, Any]] = []
             chars = 0
-            for pos, s, old in batch:
-                result = _one(s, old, env, redactor, distinct)
+            for pos, s, old, mark in batch:
+                result = _one(s, old, mark, env, redactor, distinct)
                 answers.append((pos, result))
                 chars += sum(len(r[1]) for r in result.rows) if result is not None else 0
                 if chars >= ANSWER_CHARS:  # a few big sessions: sent now, not held for the rest of the batch
@@ -258,24 +259,35 @@ def _worker_main() -> int:
     return 0
 
 
-def _one(s: Any, old: bytes, env: Any, redactor: Any, distinct: Any) -> Any:
-    """One session's Prepared, or None when it failed (the writer does it itself and meets the error there)."""
+def _one(s: Any, old: bytes, mark: bytes | None, env: Any, redactor: Any, distinct: Any) -> Any:
+    """One session's Prepared, or None when it failed (the writer does it itself and meets the error there).
+    `mark`: where its read may go on from (index._index_session's conditions hold); read from the start
+    when the mark is not taken, or when what was read on from it taught the redaction a value."""
     from segue.model import ReadStats
     from segue.search import engine
-    from segue.search.build import prepare
+    from segue.search.build import NeedsWholeRead, prepare
 
-    try:
+    def prepared(steps: Any) -> Any:
         # one memory of found values per session, as the serial build has
         if distinct is not None:  # each distinct text redacted once (build.Distinct: the same result)
             one = distinct.session()
-            return prepare(s, old, engine._steps(env, s, ReadStats()), one.redact, text_of=one.text_of,
-                           memory=one.memory)
+            return prepare(s, old, steps, one.redact, text_of=one.text_of, memory=one.memory)
         scoped = redactor.scoped()
 
         def redact(text: str, cap: int) -> str:
             return scoped.excerpt(text, cap)[0]
 
-        return prepare(s, old, engine._steps(env, s, ReadStats()), redact, memory=scoped)
+        return prepare(s, old, steps, redact, memory=scoped)
+
+    try:
+        steps = engine._steps(env, s, ReadStats(), mark)
+        if getattr(steps, "start", 0) > len(old) // 8:  # (a mark of steps the index does not hold)
+            steps.close()
+            steps = engine._steps(env, s, ReadStats())
+        try:
+            return prepared(steps)
+        except NeedsWholeRead:
+            return prepared(engine._steps(env, s, ReadStats()))
     except Exception:
         return None
 
