@@ -310,16 +310,32 @@ def _after_change(rounds: int, exp: dict[str, Any], home: Path, state: Path, bac
     for rt in sorted({s["runtime"] for s in exp["sessions"]}):
         _changed_row(rounds, home, state, backup, f"one {rt} session changed",
                      lambda i, rt=rt: mutate.choose_runtime(exp["sessions"], rt, 1, 9000 + i))
+    # An agent at work in a long session: its transcript grows while its user searches. Read on from where
+    # the last read ended, against the whole file read again (SEGUE_SEARCH_RESUME=0).
+    for rt in ("claude", "codex"):
+        files = [s for s in exp["sessions"] if s["runtime"] == rt and str(s.get("path", "")).endswith(".jsonl")]
+        if not files:
+            continue
+        big = max(files, key=lambda s: os.path.getsize(s["path"]))
+        mb = os.path.getsize(big["path"]) / 1e6
+        _changed_row(rounds, home, state, backup, f"the biggest {rt} transcript ({mb:.0f} MB) grew",
+                     lambda i, big=big: [big], {"resume": {}, "SEGUE_SEARCH_RESUME=0": {"SEGUE_SEARCH_RESUME": "0"}})
+
+
+PATCH_SIDES = {"patch": {}, "SEGUE_SEARCH_PATCH=0": {"SEGUE_SEARCH_PATCH": "0"}}
 
 
 def _changed_row(rounds: int, home: Path, state: Path, backup: Path, what: str,
-                 chooser: Callable[[int], list[dict[str, Any]]]) -> None:
-    """Each round: the warm query, then the same change made once per side (the search patch on, and off:
-    SEGUE_SEARCH_PATCH=0, a refresh from a listing), the sides' order alternating, each change undone."""
+                 chooser: Callable[[int], list[dict[str, Any]]],
+                 compared: dict[str, dict[str, str]] = PATCH_SIDES) -> None:
+    """Each round: the warm query, then the same change made once per side (`compared`: name -> environment;
+    by default the search patch on, and off: SEGUE_SEARCH_PATCH=0, a refresh from a listing), the sides' order
+    alternating, each change undone."""
     from bench import mutate
 
     base = _query_env(home, state)
-    sides = {"patch": base, "SEGUE_SEARCH_PATCH=0": dict(base, SEGUE_SEARCH_PATCH="0")}
+    sides = {name: dict(base, **extra) for name, extra in compared.items()}
+    first, second = list(sides)
     argv = [sys.executable, "-m", "segue", "search", "cargo", "--json"]
     changed: dict[str, list[tuple[float, float]]] = {k: [] for k in sides}
     warm, sizes = [], []
@@ -333,7 +349,7 @@ def _changed_row(rounds: int, home: Path, state: Path, backup: Path, what: str,
             for name in order:
                 env = sides[name]
                 run_cpu(argv, env=env, capture_output=True)  # settle: the index matches the stores
-                if name == "patch":
+                if name == first:
                     warm.append(run_cpu(argv, env=env, capture_output=True)[1:])
                 change = mutate.apply(chosen, home, backup)
                 try:
@@ -354,7 +370,7 @@ def _changed_row(rounds: int, home: Path, state: Path, backup: Path, what: str,
               f"median {1000 * cw[name]:.0f} ms (CPU {1000 * cc:.0f} ms; {rounds} rounds: "
               f"{', '.join(f'{1000 * w:.0f}' for w, _ in got)}); {cw[name] / ww:.1f}x the warm query's "
               f"{1000 * ww:.0f} ms")
-    print(f"  patch / SEGUE_SEARCH_PATCH=0: {cw['patch'] / cw['SEGUE_SEARCH_PATCH=0']:.2f}")
+    print(f"  {first} / {second}: {cw[first] / cw[second]:.2f}")
 
 
 def _queries(a: argparse.Namespace, home: Path, state: Path, sessions: int) -> None:
