@@ -71,7 +71,8 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 SCHEMA_VERSION = 9  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 # 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
-# 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from)
+# 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from); the index on
+# (runtime, store_path) that the patch's `sharing` asks (a scan of the sessions and their hashes: 40 ms at 8k)
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -99,6 +100,7 @@ CREATE TABLE sessions(
   store_path TEXT NOT NULL, key TEXT NOT NULL, hashes BLOB NOT NULL, redacted_by TEXT NOT NULL DEFAULT '',
   source TEXT, learned_at INTEGER, mark BLOB, UNIQUE(runtime, id));
 CREATE INDEX sessions_source ON sessions(runtime, source);
+CREATE INDEX sessions_store ON sessions(runtime, store_path);
 CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT NOT NULL,
   PRIMARY KEY(runtime, path)) WITHOUT ROWID;
 CREATE TABLE twice(runtime TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(runtime, id)) WITHOUT ROWID;
