@@ -74,6 +74,31 @@ class Location:
     how_to_override: str = ""
 
 
+class Continued:
+    """Steps of a transcript from step `start` on: the ones before are the same as the read that left the mark
+    gave (0: read from the beginning). Once iterated to the end, `mark` is where a later read of the same file,
+    grown, may go on from (None: nowhere; a read that failed or stopped early leaves none)."""
+
+    __slots__ = ("closer", "mark", "start", "steps")
+
+    def __init__(self, steps: Iterator[Step], start: int) -> None:
+        self.steps = steps
+        self.start = start
+        self.mark: bytes | None = None
+        self.closer: Callable[[], None] | None = None  # what an unread one holds open (its file)
+
+    def close(self) -> None:
+        """Let go of it unread (or half read)."""
+        close = getattr(self.steps, "close", None)
+        if close is not None:
+            close()
+        if self.closer is not None:
+            self.closer()
+
+    def __iter__(self) -> Iterator[Step]:
+        return self.steps
+
+
 class Reader(ABC):
     """One runtime's store. Subclasses live one per module in `segue.stores`."""
 
@@ -261,28 +286,3 @@ from segue.stores.sqlite import SqliteUnavailable as SqliteUnavailable  # noqa: 
 from segue.stores.sqlite import open_sqlite_readonly as open_sqlite_readonly  # noqa: E402
 from segue.stores.sqlite import sqlite_fingerprint as sqlite_fingerprint  # noqa: E402
 from segue.stores.sqlite import wal_writer_live as wal_writer_live  # noqa: E402
-
-
-class Continued:
-    """Steps of a transcript from step `start` on: the ones before are the same as the read that left the mark
-    gave (0: read from the beginning). Once iterated to the end, `mark` is where a later read of the same file,
-    grown, may go on from (None: nowhere; a read that failed or stopped early leaves none)."""
-
-    __slots__ = ("closer", "mark", "start", "steps")
-
-    def __init__(self, steps: Iterator[Step], start: int) -> None:
-        self.steps = steps
-        self.start = start
-        self.mark: bytes | None = None
-        self.closer: Callable[[], None] | None = None  # what an unread one holds open (its file)
-
-    def close(self) -> None:
-        """Let go of it unread (or half read)."""
-        close = getattr(self.steps, "close", None)
-        if close is not None:
-            close()
-        if self.closer is not None:
-            self.closer()
-
-    def __iter__(self) -> Iterator[Step]:
-        return self.steps
