@@ -28,16 +28,17 @@ VARIANTS = ("", "spaced", "sort_keys", "reversed", "crlf", "bom", "blank_lines",
 CODEX_STORES = [n for n, (rts, _) in STORES.items() if rts == ("codex",)]
 
 
-def _reader(home: Path, fast_on: bool) -> Any:
-    return reader_for("codex", Env(home=home, environ={"SEGUE_FAST_PATHS": "1" if fast_on else "0"}))
+def _reader(home: Path, fast_on: bool, environ: dict[str, str] | None = None) -> Any:
+    return reader_for("codex", Env(home=home, environ={**(environ or {}),
+                                                       "SEGUE_FAST_PATHS": "1" if fast_on else "0"}))
 
 
 def _sessions(reader: Any) -> list[Any]:
     return [s for src in reader.sources() for s in reader.summarize(src)]
 
 
-def _briefs(home: Path, fast_on: bool, late: bool) -> dict[str, Any]:
-    reader = _reader(home, fast_on)
+def _briefs(home: Path, fast_on: bool, late: bool, environ: dict[str, str] | None = None) -> dict[str, Any]:
+    reader = _reader(home, fast_on, environ)
     out: dict[str, Any] = {}
     for s in _sessions(reader):
         stats = ReadStats()
@@ -46,8 +47,9 @@ def _briefs(home: Path, fast_on: bool, late: bool) -> dict[str, Any]:
     return out
 
 
-def _steps(home: Path, late: bool) -> dict[str, tuple[list[Step], ReadStats]]:
-    reader = _reader(home, True)
+def _steps(home: Path, late: bool, environ: dict[str, str] | None = None
+           ) -> dict[str, tuple[list[Step], ReadStats]]:
+    reader = _reader(home, True, environ)
     out = {}
     for s in _sessions(reader):
         stats = ReadStats()
@@ -56,11 +58,11 @@ def _steps(home: Path, late: bool) -> dict[str, tuple[list[Step], ReadStats]]:
     return out
 
 
-def _same_steps(home: Path) -> None:
+def _same_steps(home: Path, environ: dict[str, str] | None = None) -> None:
     """Late outputs: every step equal to the plain read's but for the output of steps before the last
     MAX_STEPS, which nobody reads; the last MAX_STEPS equal in full; the same stats."""
-    want, got = _steps(home, False), _steps(home, True)
-    assert want.keys() == got.keys()
+    want, got = _steps(home, False, environ), _steps(home, True, environ)
+    assert want and want.keys() == got.keys()
     for sid, (w, ws) in want.items():
         g, gs = got[sid]
         assert len(g) == len(w), sid
@@ -93,10 +95,12 @@ def test_late_outputs_give_the_reference_brief(name: str, variant: str,
                                                tmp_path_factory: pytest.TempPathFactory) -> None:
     store = _tree(name, variant, tmp_path_factory)
     home = store.root / store.home
-    want = _briefs(home, fast_on=False, late=False)
-    assert _briefs(home, fast_on=True, late=True) == want
-    assert _briefs(home, fast_on=False, late=True) == want  # the switch: fast paths off, nothing late
-    _same_steps(home)
+    environ = {k: str(store.root / v) for k, v in store.environ.items()}  # (the hand-made store's CODEX_HOME)
+    want = _briefs(home, fast_on=False, late=False, environ=environ)
+    assert want  # sessions were found: something is compared
+    assert _briefs(home, fast_on=True, late=True, environ=environ) == want
+    assert _briefs(home, fast_on=False, late=True, environ=environ) == want  # fast paths off, nothing late
+    _same_steps(home, environ)
 
 
 # ---------------------------------------------------------------------------------------------------------
