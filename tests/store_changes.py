@@ -19,15 +19,17 @@ def claude_transcript(root: Path) -> Path:
     return next((root / "claude").rglob(f"{exp['id']}.jsonl"))
 
 
-def append_claude_reply(root: Path, text: str) -> Path:
-    """Append an assistant reply saying ``text`` to the "one" transcript, as Claude Code appends a turn."""
+def append_claude_reply(root: Path, text: str, n: int | None = None) -> Path:
+    """Append an assistant reply saying ``text`` to the "one" transcript, as Claude Code appends a turn (`n`: the
+    n-th of several, each with its own message id and uuid)."""
     path = claude_transcript(root)
     recs = [json.loads(ln) for ln in path.read_text().splitlines()]
     msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
                and r["message"]["content"][0].get("type") == "text")
     msg["message"]["content"] = [{"type": "text", "text": text}]
-    msg["message"]["id"] = "msg_zebrafish"
-    msg["parentUuid"], msg["uuid"] = msg["uuid"], "00000000-0000-4000-8000-000000000001"
+    msg["message"]["id"] = "msg_zebrafish" if n is None else f"msg_appended_{n}"
+    msg["parentUuid"], msg["uuid"] = msg["uuid"], ("00000000-0000-4000-8000-000000000001" if n is None
+                                                   else f"00000000-0000-4000-9000-{n:012d}")
     with open(path, "a") as f:
         f.write(json.dumps(msg, separators=(",", ":")) + "\n")
     return path

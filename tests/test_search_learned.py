@@ -5,7 +5,6 @@ taught). On a copy of the Claude Code store the real runtime wrote, the serial b
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +22,7 @@ BARE = f"Then I tried {VALUE} on the zebrafish staging host."
 
 
 def _reply(root: Path, text: str, n: int) -> None:
-    """An assistant reply appended to the "one" transcript, as Claude Code appends a turn."""
-    path = store_changes.claude_transcript(root)
-    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
-    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
-               and r["message"]["content"][0].get("type") == "text")
-    msg["message"]["content"] = [{"type": "text", "text": text}]
-    msg["message"]["id"] = f"msg_learned_{n}"
-    msg["parentUuid"], msg["uuid"] = msg["uuid"], f"00000000-0000-4000-8000-00000000{n:04d}"
-    with open(path, "a") as f:
-        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    store_changes.append_claude_reply(root, text, n)
 
 
 def _searched(root: Path, environ: dict[str, str]) -> tuple[Any, Any]:

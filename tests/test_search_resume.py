@@ -178,15 +178,7 @@ def test_off_the_read_is_not_resumable(grown: Any, monkeypatch: pytest.MonkeyPat
 # -- in the index ------------------------------------------------------------------------------------------------
 
 def _reply(root: Path, text: str, n: int) -> None:
-    path = store_changes.claude_transcript(root)
-    recs = [json.loads(ln) for ln in path.read_text().splitlines()]
-    msg = next(r for r in reversed(recs) if r.get("type") == "assistant"
-               and r["message"]["content"][0].get("type") == "text")
-    msg["message"]["content"] = [{"type": "text", "text": text}]
-    msg["message"]["id"] = f"msg_resume_{n}"
-    msg["parentUuid"], msg["uuid"] = msg["uuid"], f"00000000-0000-4000-8000-0000000{n:05d}"
-    with open(path, "a") as f:
-        f.write(json.dumps(msg, separators=(",", ":")) + "\n")
+    store_changes.append_claude_reply(root, text, n)
 
 
 def _codex_turn(root: Path, text: str, n: int) -> None:
