@@ -308,9 +308,9 @@ def _indexing(svc: Any, idx: SearchIndex) -> tuple[Callable[[Session, ReadStats]
     # is no reason to scan every later one for it
     redact = SessionRedaction(redactor)
 
-    def steps_of(s: Session, rs: ReadStats, mark: bytes | None = None) -> Any:
+    def steps_of(s: Session, rs: ReadStats, mark: bytes | None = None, held: int = 0) -> Any:
         redact.memory = redactor.scoped()
-        return _steps(svc.env, s, rs, mark)
+        return _steps(svc.env, s, rs, mark, held)
 
     return steps_of, redact, by or ""
 
@@ -349,11 +349,15 @@ def _reader(env: Any, s: Session) -> Any:
     return reader
 
 
-def _steps(env: Any, s: Session, stats: ReadStats, mark: bytes | None = None) -> Any:
+def _steps(env: Any, s: Session, stats: ReadStats, mark: bytes | None = None, held: int = 0) -> Any:
     """The search-only extraction where the reader has one (steps() itself with SEGUE_FAST_PATHS=0); a
-    `Continued` (its `start` and, once read, its `mark`) where the reader can go on from a mark."""
+    `Continued` (its `start` and, once read, its `mark`) where the reader can go on from a mark. `held`: the
+    steps the index holds of the session; a mark past them is not taken."""
     reader = _reader(env, s)
     going_on = reader.search_steps_from(s, stats, mark)
+    if going_on is not None and going_on.start > held:
+        going_on.close()
+        going_on = reader.search_steps_from(s, stats, None)
     if going_on is None:
         return _guarded(reader.search_steps(s, stats), stats)
     going_on.steps = _guarded(going_on.steps, stats)

@@ -659,11 +659,8 @@ class SearchIndex:
             # on from the previous read's mark only where the steps before it taught nothing: the session's
             # Redactor then knows at the mark what a read from the start would
             going_on = _may_go_on(mark, old_learned, old_by, redacted_by)
-            steps = steps_of(s, read, mark) if going_on else steps_of(s, read)
-            start = getattr(steps, "start", 0)
-            if start > n_old:  # (a mark of steps the index does not hold: read from the start)
-                steps.close()
-                steps, start = steps_of(s, read), 0
+            steps = steps_of(s, read, mark, n_old) if going_on else steps_of(s, read)
+            start = getattr(steps, "start", 0)  # (never past the `n_old` steps held)
             hashes += old[:8 * start]
             n = kept = start
             stats.steps_kept += start

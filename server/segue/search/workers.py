@@ -280,12 +280,8 @@ def _one(s: Any, old: bytes, mark: bytes | None, env: Any, redactor: Any, distin
         return prepare(s, old, steps, redact, memory=scoped)
 
     try:
-        steps = engine._steps(env, s, ReadStats(), mark)
-        if getattr(steps, "start", 0) > len(old) // 8:  # (a mark of steps the index does not hold)
-            steps.close()
-            steps = engine._steps(env, s, ReadStats())
         try:
-            return prepared(steps)
+            return prepared(engine._steps(env, s, ReadStats(), mark, len(old) // 8))
         except NeedsWholeRead:
             return prepared(engine._steps(env, s, ReadStats()))
     except Exception:

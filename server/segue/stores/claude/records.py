@@ -68,8 +68,8 @@ def decode(raw: bytes) -> dict[str, Any] | None:
 def bounded_lines(f: BinaryIO, stats: ReadStats, at_start: bool = True) -> Iterator[tuple[bytes, bool]]:
     """(line, is_last_without_newline), blank lines left out. A UTF-8 BOM at the file's start is dropped
     (JSON does not allow one inside a record; `at_start` False: `f` is read on from inside the file). Lines
-    over MAX_LINE are drained without being held, and counted. Each line is yielded before the next is read,
-    so `f.tell()` is then where it ended."""
+    over MAX_LINE are drained without being held, and counted. Every byte read is added to `stats.bytes_read`
+    before its line is yielded (a reader on from inside the file derives the line's end from it)."""
     first = at_start
     while True:
         raw = f.readline(MAX_LINE + 1)
