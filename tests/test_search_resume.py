@@ -167,6 +167,18 @@ def _offset(mark: bytes) -> int:
     return int(marshal.loads(mark)[4])
 
 
+def test_a_mark_past_the_steps_the_index_holds_is_not_taken(grown: Any) -> None:
+    from segue.search import engine
+
+    reader, session, _path, mark, _data, root = grown
+    store_changes.append_claude_reply(root, "Grown.")
+    taken = engine._steps(reader.env, session, ReadStats(), mark, held=10_000)
+    past = engine._steps(reader.env, session, ReadStats(), mark, held=0)
+    assert taken.start > 0 and past.start == 0
+    assert _hashes(past) == _hashes(reader.search_steps(session, ReadStats()))
+    taken.close()
+
+
 def test_off_the_read_is_not_resumable(grown: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     reader, session, _path, _mark, _data, _root = grown
     off = reader_for("claude", Env(home=reader.env.home, environ={**reader.env.environ, "SEGUE_SEARCH_RESUME": "0"}))
@@ -465,3 +477,36 @@ def test_a_value_learned_after_the_mark_is_redacted_before_it(tmp_path: Path, wo
     near = svc.search("zebrafish").to_json()
     assert near["total"] == 1 and "[REDACTED]" in near["results"][0]["snippet"], near
     assert not any(VALUE in text for _rowid, text, _k, _c in dump(tmp_path)["docs"])
+
+
+def test_a_read_on_from_the_mark_leaves_the_stores_as_they_were(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read-only: no byte, file or time under the stores changes while a grown transcript is read on from its
+    mark; the snapshot sees a touched time and a new `-shm` file (the controls)."""
+    from tests.test_search_patch import _snapshot
+
+    monkeypatch.setattr(resume_mark, "MIN_SIZE", 4 * 1024 * 1024)
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
+    starts: list[int] = []
+    real = resume_mark.going_on
+
+    def spied(*args: Any) -> Any:
+        out = real(*args)
+        starts.append(out[1])
+        return out
+
+    monkeypatch.setattr(resume_mark, "going_on", spied)
+    environ = copy_stores(tmp_path)
+    path = _fill(tmp_path, 4.5)
+    service(tmp_path, environ).search("walrus")
+    _reply(tmp_path, "At last the quokka spoke.", 99_997)
+    stores = [tmp_path / rt for rt in ("claude", "codex", "opencode", "cline", "gemini") if (tmp_path / rt).exists()]
+    before = [_snapshot(d) for d in stores]
+    starts.clear()
+    assert service(tmp_path, environ).search("quokka").to_json()["total"] == 1
+    assert max(starts) > 0  # it went on from the mark
+    assert [_snapshot(d) for d in stores] == before
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1))
+    assert [_snapshot(d) for d in stores] != before
+    (path.parent / "x.jsonl-shm").write_bytes(b"")
+    assert set().union(*(_snapshot(d) for d in stores)) != set().union(*before)
