@@ -72,7 +72,7 @@ SCHEMA_VERSION = 9  # 5: the step's kind in the rowid's low bits; the recency ta
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 # 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
 # 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from); the index on
-# (runtime, store_path) that the patch's `sharing` asks (a scan of the sessions and their hashes: 40 ms at 8k)
+# (runtime, store_path) that the patch's `sharing` asks (instead of a scan of the sessions and their hashes)
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
