@@ -209,6 +209,20 @@ def _codex_turn(root: Path, text: str, n: int) -> None:
 GROW = {"claude": _reply, "codex": _codex_turn}
 
 
+def _starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The step each read of this process went on from (0: from the start), as they happen."""
+    starts: list[int] = []
+    real = resume_mark.going_on
+
+    def spied(*args: Any) -> Any:
+        out = real(*args)
+        starts.append(out[1])
+        return out
+
+    monkeypatch.setattr(resume_mark, "going_on", spied)
+    return starts
+
+
 @pytest.mark.parametrize("runtime", sorted(GROW))
 @pytest.mark.parametrize("patch", ["1", "0"])
 def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: Path, patch: str, runtime: str,
@@ -219,15 +233,7 @@ def test_grown_sessions_read_on_index_what_a_build_from_nothing_does(tmp_path: P
     a.mkdir()
     b.mkdir()
     env_a, env_b = copy_stores(a), copy_stores(b)
-    starts: list[int] = []
-    real = resume_mark.going_on
-
-    def spied(*args: Any) -> Any:
-        out = real(*args)
-        starts.append(out[1])
-        return out
-
-    monkeypatch.setattr(resume_mark, "going_on", spied)
+    starts = _starts(monkeypatch)
     service(a, env_a).search("files")
     grow = GROW[runtime]
     for n in range(3):
@@ -487,15 +493,7 @@ def test_a_read_on_from_the_mark_leaves_the_stores_as_they_were(tmp_path: Path,
 
     monkeypatch.setattr(resume_mark, "MIN_SIZE", 4 * 1024 * 1024)
     monkeypatch.setenv("SEGUE_SEARCH_WORKERS", "0")
-    starts: list[int] = []
-    real = resume_mark.going_on
-
-    def spied(*args: Any) -> Any:
-        out = real(*args)
-        starts.append(out[1])
-        return out
-
-    monkeypatch.setattr(resume_mark, "going_on", spied)
+    starts = _starts(monkeypatch)
     environ = copy_stores(tmp_path)
     path = _fill(tmp_path, 4.5)
     service(tmp_path, environ).search("walrus")
