@@ -595,7 +595,8 @@ class SearchIndex:
                     self._sids[pos] = row[0]
                     yield pos, s, bytes(row[1]), row[4] if _may_go_on(row[4], row[3], row[2], redacted_by) else None
 
-        return parallel(tasks())
+        # drawn from the workers' threads as well (workers.run): every lookup on `con` is done here, first
+        return parallel(iter(list(tasks())))
 
     def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
                         stats: RefreshStats, redacted_by: str) -> None:

@@ -10,8 +10,10 @@ wake-up, a pickle and a few system calls: one per session was most of the writer
 Messages are length-prefixed pickles between this process and its own child over pipes; nothing else reads or
 writes them.
 
-At most `IN_FLIGHT` sessions wait per worker, so memory stays bounded by the sessions being worked on (a worker
-sends what it has answered once that holds ANSWER_CHARS of text, without waiting for the rest of its batch). A
+At most `IN_FLIGHT` sessions wait per worker, and at most BACKLOG answers (BACKLOG_CHARS of text) wait for the
+writer, so memory stays bounded by the sessions being worked on (a worker sends what it has answered once that
+holds ANSWER_CHARS of text, without waiting for the rest of its batch). A worker is fed from the thread that
+reads its answers, so the writer's own work never leaves it idle. A
 worker that fails on a session answers None for it, a worker that dies answers None for what it held, and the
 writer indexes those sessions itself, serially: the result never depends on a worker having worked.
 
@@ -29,14 +31,16 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 MAX_WORKERS = 4
 BATCH = 8  # sessions per message to a worker
-IN_FLIGHT = 2 * BATCH  # sessions a worker holds at most: the next batch is there when it finishes one
+IN_FLIGHT = 4 * BATCH  # sessions a worker holds at most: the next batches are there when it finishes one
 ANSWER_CHARS = 1_000_000  # a worker's answers are sent once they hold this much text, even mid-batch
+BACKLOG = 32 * BATCH  # answers the caller has not taken yet, at most (then the workers wait for it)
+BACKLOG_CHARS = 8_000_000  # and the text they hold
 _LEN = struct.Struct("<Q")
 
 # (position, Session, stored hashes, the mark its read may go on from or None); sent BATCH to a message
@@ -78,7 +82,8 @@ def _recv(f: IO[bytes]) -> Any:
 
 
 class _Worker:
-    def __init__(self, wid: int, init: Any, results: queue.Queue[tuple[int, Any]]) -> None:
+    def __init__(self, wid: int, init: Any, on_answers: Callable[[_Worker, list[tuple[int, Any]]], None],
+                 on_end: Callable[[_Worker], None]) -> None:
         import segue
 
         env = dict(os.environ)
@@ -92,16 +97,16 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         _send(self.stdin, init)
-        self._thread = threading.Thread(target=self._read, args=(results,), daemon=True)
+        self._thread = threading.Thread(target=self._read, args=(on_answers, on_end), daemon=True)
         self._thread.start()
 
-    def _read(self, results: queue.Queue[tuple[int, Any]]) -> None:
+    def _read(self, on_answers: Callable[[_Worker, list[tuple[int, Any]]], None],
+              on_end: Callable[[_Worker], None]) -> None:
         try:
             while True:
-                for answer in _recv(self.stdout):  # a list of (pos, Prepared or None)
-                    results.put((self.wid, answer))
+                on_answers(self, _recv(self.stdout))  # a list of (pos, Prepared or None)
         except Exception:  # EOF, a broken pipe, an unreadable answer: this worker is done
-            results.put((self.wid, None))
+            on_end(self)
 
     def send(self, batch: list[Task]) -> bool:
         try:
@@ -154,58 +159,116 @@ class _Worker:
         self.stdout.close()
 
 
+def _chars(prepared: Any) -> int:
+    return sum(len(r[1]) for r in prepared.rows) if prepared is not None else 0
+
+
+_DEAD = object()  # a worker's end, in the results queue
+_FAILED = object()  # `tasks` raised (the error is in `failed`): wakes the caller
+
+
 def run(tasks: Iterable[Task], env: Any, environ: Mapping[str, str], n: int, cache_dir: str | None = None
         ) -> Iterator[tuple[int, Any]]:
     """(pos, Prepared) for every task, in the order they finish; (pos, None) for a session no worker could
     do (the caller indexes it itself). Closing the iterator early stops the workers at once. `cache_dir`:
     Segue's private cache, whose kept redaction patterns (segue.recache) the workers load instead of
-    compiling them each (~30 ms apiece)."""
-    results: queue.Queue[tuple[int, Any]] = queue.Queue()
+    compiling them each (~30 ms apiece).
+
+    `tasks` is drawn from the workers' reader threads as well as from this one (under a lock), so it must not
+    touch anything this thread uses meanwhile (the caller's SQLite connection). A worker gets its next batch as
+    soon as its answers arrive, not once the caller has written them: the caller's writing (FTS5 inserts) would
+    otherwise leave the workers waiting. The answers not yet taken are bounded by BACKLOG sessions and
+    BACKLOG_CHARS of text; past that, the workers wait for the caller."""
+    results: queue.Queue[tuple[_Worker | None, Any, Any]] = queue.Queue()
     init = (env, dict(environ), cache_dir)
     workers: list[_Worker] = []
+    lock = threading.Lock()
+    pending = iter(tasks)
+    exhausted = False
+    backlog = 0  # answers in `results`, not yet taken
+    backlog_chars = 0
+    failed: list[BaseException] = []
+
+    def feed(w: _Worker) -> None:  # under `lock`
+        nonlocal exhausted, backlog
+        while (w.alive and not exhausted and len(w.held) + BATCH <= IN_FLIGHT and backlog < BACKLOG
+               and backlog_chars < BACKLOG_CHARS):
+            try:
+                batch = list(itertools.islice(pending, BATCH))
+            except BaseException as e:  # `tasks` failed, maybe in a reader thread: the caller's error
+                exhausted = True
+                failed.append(e)
+                results.put((None, _FAILED, None))
+                return
+            if len(batch) < BATCH:
+                exhausted = True
+            if not batch:
+                return
+            if not w.send(batch):
+                w.alive = False
+                for task in batch:  # never sent: the caller does them
+                    backlog += 1
+                    results.put((None, task[0], None))
+                return
+
+    def on_answers(w: _Worker, answers: list[tuple[int, Any]]) -> None:
+        nonlocal backlog, backlog_chars
+        with lock:
+            for pos, prepared in answers:
+                w.held.discard(pos)
+                backlog += 1
+                backlog_chars += _chars(prepared)
+                results.put((w, pos, prepared))
+            feed(w)
+
+    def on_end(w: _Worker) -> None:
+        results.put((w, _DEAD, None))
+
     try:
         for wid in range(n):
             try:
-                workers.append(_Worker(wid, init, results))
+                workers.append(_Worker(wid, init, on_answers, on_end))
             except OSError:
                 break
-        pending = iter(tasks)
-        exhausted = False
-
-        def feed(w: _Worker) -> Iterator[tuple[int, Any]]:
-            nonlocal exhausted
-            while w.alive and not exhausted and len(w.held) + BATCH <= IN_FLIGHT:
-                batch = list(itertools.islice(pending, BATCH))
-                if len(batch) < BATCH:
-                    exhausted = True
-                if not batch:
-                    return
-                if not w.send(batch):
-                    w.alive = False
-                    for task in batch:
-                        yield task[0], None
-                    return
-
-        for w in workers:
-            yield from feed(w)
-        while any(w.held for w in workers):
-            wid, msg = results.get()
-            w = workers[wid]
-            if msg is None:  # the worker died: what it held is done serially
-                w.alive = False
-                for pos in sorted(w.held):
-                    yield pos, None
-                w.held.clear()
-            else:
-                pos, prepared = msg
-                w.held.discard(pos)
-                yield pos, prepared
-            for other in workers:
-                yield from feed(other)
+        with lock:
+            for w in workers:
+                feed(w)
+        while True:
+            if failed:
+                raise failed[0]
+            with lock:
+                if not backlog and not any(w.held for w in workers):
+                    if exhausted or not any(w.alive for w in workers):
+                        break
+                    for w in workers:
+                        feed(w)
+                    continue
+            w_, pos, prepared = results.get()
+            if pos is _FAILED:
+                continue
+            if pos is _DEAD:  # the worker died: what it still held is done serially
+                assert w_ is not None
+                with lock:
+                    w_.alive = False
+                    lost = sorted(w_.held)
+                    w_.held.clear()
+                    for other in workers:
+                        feed(other)
+                for p in lost:
+                    yield p, None
+                continue
+            with lock:
+                backlog -= 1
+                backlog_chars -= _chars(prepared)
+                for w in workers:
+                    feed(w)
+            yield pos, prepared
         for task in pending:  # no worker left
             yield task[0], None
     finally:
-        done = all(not w.held for w in workers)
+        with lock:
+            done = all(not w.held for w in workers)
+            exhausted = True  # no reader thread sends more
         for w in workers:
             w.stop(kill=not done)
 
