@@ -135,8 +135,6 @@ def test_an_error_of_the_tasks_reaches_the_writer(two: Any, monkeypatch: pytest.
             raise
 
     monkeypatch.setattr(workers, "run", failing)
-    try:
+    with pytest.raises(RuntimeError, match="the task list broke"):
         build(b, env_b, monkeypatch, 2)
-    except RuntimeError:
-        pass
     assert [str(e) for e in raised] == ["the task list broke"]
