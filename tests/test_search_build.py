@@ -26,7 +26,7 @@ def dump(root: Path) -> dict[str, Any]:  # redacted_by is salted per index: only
     try:
         return {
             "sessions": con.execute("SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
-                                    "key, hex(hashes), redacted_by != '' FROM sessions ORDER BY sid").fetchall(),
+                                    "key, hex(hashes), redacted_by != '', source FROM sessions ORDER BY sid").fetchall(),
             "docs": con.execute("SELECT rowid, text, kind, code FROM docs ORDER BY rowid").fetchall(),
         }
     finally:
@@ -75,6 +75,26 @@ def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytes
     assert serial["index"]["docs"] and serial["results"]['"write what happened"']["total"] > 0
     raw = b"".join(p.read_bytes() for p in (b / "segue" / "cache").glob(FILE_NAME + "*"))
     assert raw and SECRET.encode() not in raw  # redacted in the workers as in the writer
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_first_build_keeps_where_the_listing_found_each_session(two: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                   n: int) -> None:
+    """A new session's source goes in with its row (serial and parallel): it is what the listing's provenance
+    says, the source a patch later finds the session by (`from_source`)."""
+    a, _b, env_a, _ = two
+    monkeypatch.setenv("SEGUE_SEARCH_WORKERS", str(n))
+    svc = service(a, env_a)
+    svc.search("files", limit=5)
+    origins = svc.raw_listing().origins
+    con = sqlite3.connect(a / "segue" / "cache" / FILE_NAME)
+    try:
+        rows = con.execute("SELECT runtime, id, source FROM sessions").fetchall()
+    finally:
+        con.close()
+    assert rows and {rt for rt, _, _ in rows} >= {"claude", "codex", "opencode", "cline"}
+    assert all(src is not None for _, _, src in rows)  # (the fixtures' sessions each come from one source)
+    assert {(rt, i): src for rt, i, src in rows} == {k: origins.get(k) for k in ((rt, i) for rt, i, _ in rows)}
 
 
 @pytest.mark.parametrize("batch", [1, 3])

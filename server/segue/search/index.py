@@ -86,6 +86,7 @@ PARALLEL_MIN = 64  # changed sessions: fewer are indexed in this process (starti
 # ... and only when their reading is estimated to cost more than starting the workers (`_work_ms`): 80 appended
 # transcripts of the 8,000-session bench took 0.95 s serially against 1.1 s with two workers started for them.
 PARALLEL_WORK_MS = 1000.0
+_KEPT = object()  # a session row's `source` as it is (`_index_session`, `_write_prepared`)
 WORK_MS_PER_SESSION = 1.0  # a session's fixed cost (its reader's set-up, a database session's own rows)
 WORK_MS_PER_MB = 5.0  # a transcript file's read (about twice one orjson pass over it)
 COMMIT_EVERY = 0.5  # seconds: a build commits its progress this often (readers see it; a crash keeps it)
@@ -444,9 +445,10 @@ class SearchIndex:
             old = known.get((s.runtime, s.id))
             if old is None or old[1] != key:
                 todo.append((s, key))
-            origin = origins.get((s.runtime, s.id))
-            if old is None or old[2] != origin:
-                moved_from.append((origin, s.runtime, s.id))
+            # a new session's source is written with its row; a kept one's is updated where it moved (8,000
+            # updates at the end of a first build were ~50 ms with every worker done)
+            if old is not None and old[2] != origins.get((s.runtime, s.id)):
+                moved_from.append((origins.get((s.runtime, s.id)), s.runtime, s.id))
         todo.sort(key=lambda t: t[0].sort_time, reverse=True)  # newest first: searchable soonest
         gone = [old[0] for k, old in known.items() if k not in listed]
         con.execute("BEGIN IMMEDIATE")
@@ -474,13 +476,14 @@ class SearchIndex:
                     if progress is not None:
                         progress(n, len(todo))
                     s, key = todo[pos]
+                    source = origins.get((s.runtime, s.id)) if (s.runtime, s.id) not in known else _KEPT
                     midway = True
                     if prepared is None:
                         self._batch.flush(con)
                         self._index_session(con, s, key, steps_of, redact, stats, redacted_by,
-                                            self._sids.get(pos))
+                                            self._sids.get(pos), source)
                     else:
-                        self._write_prepared(con, s, key, self._sids[pos], prepared, stats, redacted_by)
+                        self._write_prepared(con, s, key, self._sids[pos], prepared, stats, redacted_by, source)
                     midway = False
                     stats.indexed += 1
                     if time.monotonic() - last_commit > COMMIT_EVERY:
@@ -599,14 +602,15 @@ class SearchIndex:
         return parallel(iter(list(tasks())))
 
     def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
-                        stats: RefreshStats, redacted_by: str) -> None:
-        """Write what `build.prepare` computed, as `_index_session` would have written it."""
+                        stats: RefreshStats, redacted_by: str, source: object = _KEPT) -> None:
+        """Write what `build.prepare` computed, as `_index_session` would have written it. `source`: see there."""
         if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
             base = sid << STEP_BITS
             self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
-                             key, p.hashes, redacted_by, p.learned_at, p.mark))
+                             key, p.hashes, redacted_by, p.learned_at, p.mark,
+                             None if source is _KEPT else source))
             stats.steps_written += len(p.rows)
             return
         self._batch.flush(con)  # an existing session's rows are deleted and rewritten in order
@@ -625,10 +629,15 @@ class SearchIndex:
                     "hashes=?, redacted_by=?, learned_at=?, mark=? WHERE sid=?",
                     (s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key, p.hashes, kept_by,
                      p.learned_at, p.mark, sid))
+        if source is not _KEPT:
+            con.execute("UPDATE sessions SET source = ? WHERE sid = ?", (source, sid))
 
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
-                       stats: RefreshStats, redacted_by: str, sid_hint: int | None = None) -> None:
+                       stats: RefreshStats, redacted_by: str, sid_hint: int | None = None,
+                       source: object = _KEPT) -> None:
+        """`source`: where the listing found the session, for a session the refresh did not know (a known one's
+        is updated with the others that moved); _KEPT leaves the row's as it is."""
         from segue.model import ReadStats
 
         row = con.execute("SELECT sid, hashes, redacted_by, learned_at, mark FROM sessions "
@@ -713,9 +722,11 @@ class SearchIndex:
         # steps kept from an earlier pass went through that pass's redaction: the same one, or unknown
         kept_by = redacted_by if kept == 0 or old_by == redacted_by else ""
         con.execute("UPDATE sessions SET parent_id=?, title=?, label=?, cwd=?, updated_at=?, store_path=?, key=?, "
-                    "hashes=?, redacted_by=?, learned_at=?, mark=? WHERE sid=?",
+                    "hashes=?, redacted_by=?, learned_at=?, mark=?, source=CASE WHEN ? THEN source ELSE ? END "
+                    "WHERE sid=?",
                     (s.parent_id, title, label, cwd, s.updated_at, s.store_path, key, bytes(hashes), kept_by,
-                     learned_at, getattr(steps, "mark", None) if learned_at is None else None, sid))
+                     learned_at, getattr(steps, "mark", None) if learned_at is None else None, source is _KEPT,
+                     None if source is _KEPT else source, sid))
 
     # -- querying -----------------------------------------------------------------------------------------------
     def redacted_by(self, sids: Iterable[int]) -> set[str]:
@@ -1224,7 +1235,7 @@ def _may_go_on(mark: bytes | None, learned_at: int | None, old_by: str, redacted
 
 
 _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, key, "
-                   "hashes, redacted_by, learned_at, mark) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                   f"hashes, redacted_by, learned_at, mark, source) VALUES ({', '.join('?' * 15)})")
 
 
 class _Sids:
