@@ -26,7 +26,8 @@ def dump(root: Path) -> dict[str, Any]:  # redacted_by is salted per index: only
     try:
         return {
             "sessions": con.execute("SELECT sid, runtime, id, parent_id, title, label, cwd, updated_at, store_path, "
-                                    "key, hex(hashes), redacted_by != '', source FROM sessions ORDER BY sid").fetchall(),
+                                    "key, hex(hashes), redacted_by != '', source FROM sessions ORDER BY sid"
+                                    ).fetchall(),
             "docs": con.execute("SELECT rowid, text, kind, code FROM docs ORDER BY rowid").fetchall(),
         }
     finally:

@@ -447,8 +447,10 @@ class SearchIndex:
                 todo.append((s, key))
             # a new session's source is written with its row; a kept one's is updated where it moved (8,000
             # updates at the end of a first build were ~50 ms with every worker done)
-            if old is not None and old[2] != origins.get((s.runtime, s.id)):
-                moved_from.append((origins.get((s.runtime, s.id)), s.runtime, s.id))
+            if old is not None:
+                origin = origins.get((s.runtime, s.id))
+                if old[2] != origin:
+                    moved_from.append((origin, s.runtime, s.id))
         todo.sort(key=lambda t: t[0].sort_time, reverse=True)  # newest first: searchable soonest
         gone = [old[0] for k, old in known.items() if k not in listed]
         con.execute("BEGIN IMMEDIATE")
@@ -603,7 +605,9 @@ class SearchIndex:
 
     def _write_prepared(self, con: sqlite3.Connection, s: Session, key: str, sid: int, p: Prepared,
                         stats: RefreshStats, redacted_by: str, source: object = _KEPT) -> None:
-        """Write what `build.prepare` computed, as `_index_session` would have written it. `source`: see there."""
+        """Write what `build.prepare` computed, as `_index_session` would have written it. `source`: a new
+        session's (see `_index_session`); a session already in the table is one the refresh knew, whose source
+        the refresh updates with the others that moved."""
         if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
             base = sid << STEP_BITS
@@ -629,8 +633,6 @@ class SearchIndex:
                     "hashes=?, redacted_by=?, learned_at=?, mark=? WHERE sid=?",
                     (s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path, key, p.hashes, kept_by,
                      p.learned_at, p.mark, sid))
-        if source is not _KEPT:
-            con.execute("UPDATE sessions SET source = ? WHERE sid = ?", (source, sid))
 
     def _index_session(self, con: sqlite3.Connection, s: Session, key: str,
                        steps_of: Callable[[Session, ReadStats], Iterable[Step]], redact: Callable[[str, int], str],
