@@ -240,20 +240,27 @@ def _builds(a: argparse.Namespace, corpus: Path, exp: dict[str, Any], home: Path
     serials: list[dict[str, Any]] = []
     builds: list[dict[str, Any]] = []
     befores: list[dict[str, Any]] = []
-    kinds: list[tuple[str, list[dict[str, Any]], Path | None]] = [] if a.no_serial else [("0", serials, None)]
-    kinds.append(("", builds, None))
+    kinds: list[tuple[str, list[dict[str, Any]], Path | None, Path]] = [] if a.no_serial else [
+        ("0", serials, None, state)]
+    kinds.append(("", builds, None, state))
     if a.before:
-        kinds.append(("", befores, a.before))
+        # its own state dir: the two Segues' listing caches carry different code stamps, so in one dir each
+        # would find the other's stale and list cold (in its CPU figure) every time it followed the other
+        other = Path(tempfile.mkdtemp(prefix="segue-bench-search-before-"))
+        child(_BUILD, str(other), str(home), server=a.before)  # its listing cache warmed, untimed
+        kinds.append(("", befores, a.before, other))
     for r in range(a.build_runs):
         floors.append(child(_FLOOR, str(corpus / "files.txt")))
-        for kind, out, server in (kinds if r % 2 == 0 else kinds[::-1]):  # alternate the order too
-            for p in (state / "cache").glob("search.sqlite*"):
+        for kind, out, server, where in (kinds if r % 2 == 0 else kinds[::-1]):  # alternate the order too
+            for p in (where / "cache").glob("search.sqlite*"):
                 p.unlink()
             env = dict(os.environ)
             env.pop("SEGUE_SEARCH_WORKERS", None)
             if kind:
                 env["SEGUE_SEARCH_WORKERS"] = kind
-            out.append(child(_BUILD, str(state), str(home), env=env, server=server))
+            out.append(child(_BUILD, str(where), str(home), env=env, server=server))
+    if a.before:
+        shutil.rmtree(kinds[-1][3], ignore_errors=True)
 
     def med(rows: list[dict[str, Any]], key: str) -> float:
         return statistics.median(r[key] for r in rows)

@@ -235,7 +235,7 @@ def test_a_failure_while_writing_leaves_whole_sessions_and_the_next_build_comple
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(I, "PARALLEL_MIN", 1)
     monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
-    monkeypatch.setattr(I, "ROWS_PER_FLUSH", 4)  # a batch of two sessions
+    monkeypatch.setattr(I, "BATCH_ROWS", 4)  # a batch of two sessions
     monkeypatch.setattr(I, "COMMIT_EVERY", -1.0)  # a commit after every session
     idx = _index(tmp_path)
     sessions = [Session(runtime="codex", id=f"x{i}", store_path=f"/none/{i}", updated_at=float(i)) for i in range(6)]
@@ -271,3 +271,38 @@ def test_a_build_cancelled_between_sessions_keeps_every_session_written(tmp_path
         idx.refresh(sessions, steps, lambda t, cap: t, {}, progress=lambda n, _t: seen.append(n),
                     cancelled=lambda: len(seen) >= 3)
     assert _whole(idx) == (3, 6)
+
+
+# -- the order rows reach FTS5 ------------------------------------------------------------------------------------
+
+def test_new_sessions_rows_reach_fts5_in_rowid_order_when_workers_answer_out_of_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FTS5 writes a new segment whenever a rowid is lower than the one before it, so each batch of new sessions'
+    rows goes in sorted, whatever order the workers answered in; the index holds every row either way."""
+    monkeypatch.setattr(I, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
+    monkeypatch.setattr(I, "BATCH_ROWS", 10)  # five sessions per batch: several batches
+    calls: list[list[int]] = []
+    insert = I._insert
+
+    def recorded(con: Any, rows: Any) -> None:
+        calls.append([r[0] for r in rows])
+        insert(con, rows)
+
+    monkeypatch.setattr(I, "_insert", recorded)
+    idx = _index(tmp_path)
+    sessions = [Session(runtime="codex", id=f"x{i}", store_path=f"/none/{i}", updated_at=float(i)) for i in range(23)]
+    shuffled = random.Random(7)
+
+    def parallel(tasks: Any) -> Any:
+        got = list(tasks)
+        shuffled.shuffle(got)  # answers in any order, as two workers give them
+        for pos, _s, _old, _mark in got:
+            yield pos, _prepared(pos)
+
+    with idx.write_lock():
+        idx.refresh(sessions, None, None, {}, parallel=parallel)  # type: ignore[arg-type]
+    assert len(calls) >= 3 and all(c == sorted(c) for c in calls)
+    assert sorted(r for c in calls for r in c) == sorted(
+        r[0] for r in idx.connection().execute("SELECT rowid FROM docs"))
+    assert _whole(idx) == (23, 46)

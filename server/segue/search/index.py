@@ -90,7 +90,9 @@ _KEPT = object()  # a session row's `source` as it is (`_index_session`, `_write
 WORK_MS_PER_SESSION = 1.0  # a session's fixed cost (its reader's set-up, a database session's own rows)
 WORK_MS_PER_MB = 5.0  # a transcript file's read (about twice one orjson pass over it)
 COMMIT_EVERY = 0.5  # seconds: a build commits its progress this often (readers see it; a crash keeps it)
-ROWS_PER_FLUSH = 2000
+ROWS_PER_FLUSH = 2000  # a session's rows written in one statement (the serial path)
+BATCH_ROWS = 4000  # new sessions' rows a `_Batch` holds at most before it writes them
+BATCH_CHARS = 400_000  # and their text (what is left at the end is written after the last answer)
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -1265,26 +1267,37 @@ class _Sids:
 
 
 class _Batch:
-    """New sessions' rows, written a few thousand at a time (one statement per table, not two per session).
-    Always flushed before a commit, so a session and its rows are committed together."""
+    """New sessions' rows, written many thousand at a time (one statement per table, not two per session), in
+    rowid order. Always flushed before a commit, so a session and its rows are committed together.
+
+    In rowid order because FTS5 writes its pending terms out as a new segment whenever a rowid is lower than
+    the one before it: workers answer out of order (ids are handed out in the build's order), and the 8k
+    build's 265 steps back made as many small segments to merge again."""
 
     def __init__(self) -> None:
         self.docs: list[tuple[int, str, str, int | None]] = []
         self.sessions: list[tuple[Any, ...]] = []
+        self.chars = 0
 
     def add(self, con: sqlite3.Connection, docs: list[tuple[int, str, str, int | None]], session: tuple[Any, ...]
             ) -> None:
         self.docs += docs
         self.sessions.append(session)
-        if len(self.docs) >= ROWS_PER_FLUSH:
+        self.chars += sum(len(d[1]) for d in docs)
+        if len(self.docs) >= BATCH_ROWS or self.chars >= BATCH_CHARS:
             self.flush(con)
 
     def flush(self, con: sqlite3.Connection) -> None:
         docs, sessions = self.docs, self.sessions
-        self.docs, self.sessions = [], []
+        self.docs, self.sessions, self.chars = [], [], 0
+        docs.sort(key=_first)
         _insert(con, docs)
         if sessions:
             con.executemany(_INSERT_SESSION, sessions)
+
+
+def _first(row: tuple[int, str, str, int | None]) -> int:
+    return row[0]
 
 
 def _key(s: Session, shared_store: bool) -> str:
