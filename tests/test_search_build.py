@@ -64,9 +64,9 @@ def test_workers_build_the_serial_index_row_for_row(two: Any, monkeypatch: pytes
     calls: list[int] = []
     real_run = workers.run
 
-    def counted(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
+    def counted(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None, **kw: Any) -> Any:
         calls.append(n)
-        return real_run(tasks, env, environ, n, cache_dir)
+        return real_run(tasks, env, environ, n, cache_dir, **kw)
 
     monkeypatch.setattr(workers, "run", counted)
     parallel = build(b, env_b, monkeypatch, 2)
@@ -144,8 +144,8 @@ def test_workers_that_cannot_start_leave_the_build_to_the_writer(two: Any, monke
     outcomes: list[Any] = []
     real_run = workers.run
 
-    def watched(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
-        for pos, prepared in real_run(tasks, env, environ, n, cache_dir):
+    def watched(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None, **kw: Any) -> Any:
+        for pos, prepared in real_run(tasks, env, environ, n, cache_dir, **kw):
             outcomes.append(prepared)
             yield pos, prepared
 
@@ -199,8 +199,8 @@ def test_workers_keep_the_redaction_patterns_they_compiled(two: Any, monkeypatch
     build(a, env_a, monkeypatch, 2)
     assert list((a / "segue" / "cache").glob("redact-re-*")), "the workers kept no pattern"
     real_run = workers.run
-    monkeypatch.setattr(workers, "run", lambda tasks, env, environ, n, cache_dir=None:
-                        real_run(tasks, env, environ, n, None))
+    monkeypatch.setattr(workers, "run", lambda tasks, env, environ, n, cache_dir=None, **kw:
+                        real_run(tasks, env, environ, n, None, **kw))
     build(b, env_b, monkeypatch, 2)
     assert not list((b / "segue" / "cache").glob("redact-re-*"))
 

@@ -36,9 +36,9 @@ class SlowWriter:
                 self._more.notify_all()
             return ok
 
-        def run(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
+        def run(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None, **kw: Any) -> Any:
             first = True
-            for answer in real_run(tasks, env, environ, n, cache_dir):
+            for answer in real_run(tasks, env, environ, n, cache_dir, **kw):
                 if first:
                     first = False
                     self._pause()
@@ -121,7 +121,7 @@ def test_an_error_of_the_tasks_reaches_the_writer(two: Any, monkeypatch: pytest.
     real_run = workers.run
     raised: list[BaseException] = []
 
-    def failing(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None) -> Any:
+    def failing(tasks: Any, env: Any, environ: Any, n: int, cache_dir: str | None = None, **kw: Any) -> Any:
         def bad() -> Any:
             for i, t in enumerate(tasks):
                 if i == 4:
@@ -129,7 +129,7 @@ def test_an_error_of_the_tasks_reaches_the_writer(two: Any, monkeypatch: pytest.
                 yield t
 
         try:
-            yield from real_run(bad(), env, environ, n, cache_dir)
+            yield from real_run(bad(), env, environ, n, cache_dir, **kw)
         except BaseException as e:
             raised.append(e)
             raise

@@ -15,7 +15,7 @@ import _thread  # threading.Lock itself, without importing threading (~0.6 ms of
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from segue.limits import SEARCH_LIMIT
 from segue.quote import mark_invisible
@@ -245,36 +245,62 @@ def ensure_fresh(svc: Any, progress: Progress | None = None, cancelled: Callable
                     idx.store_probe(sources, seen, groups)
                 st.checked_at = time.monotonic()
                 return None
-            from segue import recache
-
-            recache.use(str(idx.dir))  # the redactor's patterns as kept, not compiled again (saved below)
-            # only the runtimes whose sources moved are listed and compared (the others' digests are the ones
-            # their indexed sessions were refreshed from): one changed session costs its runtime, not all five
-            scope = None if force or not _scoped_enabled() else idx.changed_runtimes(by_runtime)
-            # the listing of the very sources fingerprinted above: what is indexed is what the digest says
-            listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None,
-                                      runtimes=scope)
-            steps_of, redact, by = _indexing(svc, idx)
             from segue.search import workers
-            from segue.stores.opencode import shared_connections
 
             n = workers.count()
-            env, environ = svc.env, svc.environ
+            environ = svc.environ if svc.environ is not None else dict(os.environ)
+            with contextlib.ExitStack() as ahead:
+                # workers started now start while the listing below runs (a first build's, ~0.1 s)
+                pool = (ahead.enter_context(workers.Pool(n, svc.env, environ, str(idx.dir)))
+                        if _prestart(idx, found, n, force) else None)
+                stats = _build(svc, idx, found, sources, by_runtime, seen, groups, force, progress, cancelled,
+                               n, pool)
+            st.checked_at = time.monotonic()
+            return stats
 
-            def parallel(tasks: Any) -> Any:  # a large build reads and redacts on every core
-                return workers.run(tasks, env, environ if environ is not None else dict(os.environ), n,
-                                   str(idx.dir))
 
-            with shared_connections():  # one connection per database for the whole pass, not one per session
-                stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress,
-                                    cancelled=cancelled, redacted_by=by, parallel=parallel if n > 1 else None,
-                                    by_runtime=by_runtime, scope=scope,
-                                    found=Provenance(found, listing.origins, listing.twice))
-            if seen is not None:
-                idx.store_probe(sources, seen, groups)
-            recache.save()
-        st.checked_at = time.monotonic()
-        return stats
+def _prestart(idx: SearchIndex, found: Mapping[str, list[Any]], n: int, force: bool) -> bool:
+    """Start the workers before the listing? Only for a build that will surely use them: a first (or forced)
+    one over at least PARALLEL_MIN sources (a refresh after a change mostly reads a few sessions serially)."""
+    from segue.search.index import PARALLEL_MIN
+
+    return (n > 1 and _prestart_enabled() and (force or idx.meta("sources") is None)
+            and sum(len(v) for v in found.values()) >= PARALLEL_MIN)
+
+
+def _prestart_enabled() -> bool:
+    return os.environ.get("SEGUE_SEARCH_PRESTART", "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _build(svc: Any, idx: SearchIndex, found: dict[str, list[Any]], sources: Any, by_runtime: Any, seen: Any,
+           groups: Any, force: bool, progress: Progress | None, cancelled: Callable[[], bool] | None, n: int,
+           pool: Any) -> RefreshStats:
+    """The refresh itself, under the write lock (ensure_fresh's end); `pool`: workers started ahead, or None."""
+    from segue import recache
+    from segue.search import workers
+    from segue.stores.opencode import shared_connections
+
+    recache.use(str(idx.dir))  # the redactor's patterns as kept, not compiled again (saved below)
+    # only the runtimes whose sources moved are listed and compared (the others' digests are the ones their
+    # indexed sessions were refreshed from): one changed session costs its runtime, not all five
+    scope = None if force or not _scoped_enabled() else idx.changed_runtimes(by_runtime)
+    # the listing of the very sources fingerprinted above: what is indexed is what the digest says
+    listing = svc.raw_listing(cancelled=cancelled, sources=found if _share_enabled() else None, runtimes=scope)
+    steps_of, redact, by = _indexing(svc, idx)
+    env, environ = svc.env, svc.environ
+
+    def parallel(tasks: Any) -> Any:  # a large build reads and redacts on every core
+        return workers.run(tasks, env, environ if environ is not None else dict(os.environ), n, str(idx.dir),
+                           pool=pool)
+
+    with shared_connections():  # one connection per database for the whole pass, not one per session
+        stats = idx.refresh(listing.sessions, steps_of, redact, sources, progress=progress, cancelled=cancelled,
+                            redacted_by=by, parallel=parallel if n > 1 else None, by_runtime=by_runtime,
+                            scope=scope, found=Provenance(found, listing.origins, listing.twice))
+    if seen is not None:
+        idx.store_probe(sources, seen, groups)
+    recache.save()
+    return stats
 
 
 def _patched(svc: Any, idx: SearchIndex) -> RefreshStats | None:
