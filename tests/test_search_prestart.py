@@ -10,7 +10,10 @@ import pytest
 
 from segue.search import index as I
 from segue.search import workers
-from tests.test_search_build import build, two  # noqa: F401  (the fixture)
+from tests import test_search_build
+from tests.test_search_build import build
+
+two = test_search_build.two  # the fixture, shared (a plain name, so its parameters do not shadow an import)
 
 
 class Spawns:
