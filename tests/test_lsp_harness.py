@@ -112,6 +112,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_detail(pid: int) -> tuple[float, float, int]:
+    """user and system CPU seconds and major page faults of a process (Linux /proc), for the record."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick, int(fields[9])
+
+
 def tree_snapshot(root: Path) -> dict[str, tuple[int, int] | None]:
     out: dict[str, tuple[int, int] | None] = {}
     for dirpath, dirnames, filenames in os.walk(root):
