@@ -40,7 +40,8 @@ def render_table(sessions: Sequence[Session], now: float) -> str:
     for s in sessions:
         indent = "  ↳ " if s.parent_id else ""
         marks = ("● " if s.live else "") + ("⇄ " if s.handed_off else "")
-        extra = f" (+{s.subagent_count} subagents)" if s.subagent_count and not s.parent_id else ""
+        n = s.subagent_count
+        extra = f" (+{n} subagent{'' if n == 1 else 's'})" if n and not s.parent_id else ""
         title = indent + marks + one_line(s.title or s.first_request or "(untitled)", 60 - len(indent)) + extra
         rows.append((s.runtime, age(s.updated_at or s.started_at, now), title, one_line(home_relative(s.cwd), 48),
                      one_line(s.branch or "-", 24)))
