@@ -106,17 +106,17 @@ def server_pid(client: Any) -> int:
     return client._server.pid  # the asyncio subprocess pytest-lsp started
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def cpu_detail(pid: int) -> tuple[float, float, int]:
-    """user and system CPU seconds and major page faults of a process (Linux /proc), for the record."""
+    """user and system CPU seconds and major page faults of a process (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     tick = os.sysconf("SC_CLK_TCK")
     return int(fields[11]) / tick, int(fields[12]) / tick, int(fields[9])
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process."""
+    user, system, _faults = cpu_detail(pid)
+    return user + system
 
 
 def tree_snapshot(root: Path) -> dict[str, tuple[int, int] | None]:
