@@ -95,7 +95,7 @@ def test_a_page_reflects_a_new_handoff_and_a_rescan(svc: Service, tmp_path: Path
 def test_a_warm_page_does_not_redecorate_or_rescan(svc: Service, monkeypatch: pytest.MonkeyPatch) -> None:
     svc.list_page(limit=50)
     calls: list[str] = []
-    monkeypatch.setattr(svc, "_decorate", lambda *a: calls.append("decorate"))
+    monkeypatch.setattr(svc, "_decorate", lambda *a, **k: calls.append("decorate"))
     monkeypatch.setattr(listing, "scan", lambda *a, **k: calls.append("scan"))
     monkeypatch.setattr("segue.service.scan", lambda *a, **k: calls.append("scan"))
     t0 = time.perf_counter()
@@ -153,10 +153,10 @@ def test_a_request_and_the_watchers_pass_build_one_view_between_them(svc: Servic
     builds: list[int] = []
     decorate = Service._decorate
 
-    def slow(self: Service, listing: object, runtimes: object) -> None:
+    def slow(self: Service, listing: object, runtimes: object, shared: bool = False) -> None:
         builds.append(1)
         time.sleep(0.3)  # long enough that the second caller arrives while the first one builds
-        decorate(self, listing, runtimes)  # type: ignore[arg-type]
+        decorate(self, listing, runtimes, shared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Service, "_decorate", slow)
     groups = listing.Listing.groups

@@ -49,11 +49,17 @@ def link(sessions: Iterable[Session]) -> list[Session]:
     """Fill `continues` on every session whose first prompt carries a marker; return those."""
     linked = []
     for s in sessions:
-        c = find_marker(s.first_request)
-        if c and (c.runtime, c.id) != (s.runtime, s.id):
+        c = continued(s)
+        if c is not None:
             s.continues = c
             linked.append(s)
     return linked
+
+
+def continued(s: Session) -> Continues | None:
+    """The session `s` continues by its first prompt's marker (None: none, or itself)."""
+    c = find_marker(s.first_request)
+    return c if c and (c.runtime, c.id) != (s.runtime, s.id) else None
 
 
 def record_events(state: StateDir, linked: list[Session], now: float) -> int:

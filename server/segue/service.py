@@ -185,9 +185,10 @@ class Service:
             view = self._views
             if view is not None and stamp[0] is not None and view.stamp == stamp and self.clock() < view.valid_until:
                 return view
-            sessions = list(raw.sessions) if self.one_shot else [s.copy() for s in raw.sessions]
-            listing = _Listing(sessions=sessions, skipped=list(raw.skipped), locations=raw.locations)
-            self._decorate(listing, None)
+            # the view shares the raw listing's sessions: decoration copies only those it changes (a long-lived
+            # server would otherwise hold two of every session; 32,000 sessions: ~20 MB)
+            listing = _Listing(sessions=list(raw.sessions), skipped=list(raw.skipped), locations=raw.locations)
+            self._decorate(listing, None, shared=not self.one_shot)
             expiries = [time_of(s.handed_off["expires_at"]) for s in listing.sessions if s.handed_off]
             valid = min([self.clock() + VIEW_MAX_AGE, *[t for t in expiries if t is not None]])
             view = self._views = _View(stamp, listing, valid)
@@ -209,11 +210,23 @@ class Service:
                 out.append(None)
         return tuple(out)
 
-    def _decorate(self, listing: _Listing, runtimes: Sequence[str] | None) -> None:
+    def _decorate(self, listing: _Listing, runtimes: Sequence[str] | None, shared: bool = False) -> None:
+        """Handoffs, the checkout's branch, lineage and kept facts, set on `listing.sessions` in place; with
+        `shared`, those sessions belong to another listing too (the raw one): a session is replaced by a copy
+        before anything on it changes, so the other listing never sees a decoration."""
         from segue.kept import kept_sessions
         from segue.tokens import Registry
 
-        present = {(s.runtime, s.id) for s in listing.sessions}
+        sessions = listing.sessions
+        mine: set[int] = set()  # positions already copied (or added: kept sessions)
+
+        def own(i: int) -> Session:
+            if shared and i not in mine:
+                sessions[i] = sessions[i].copy()
+                mine.add(i)
+            return sessions[i]
+
+        present = {(s.runtime, s.id) for s in sessions}
         for s, kept_at in kept_sessions(self.state):
             if (s.runtime, s.id) in present or (runtimes and s.runtime not in runtimes):
                 continue
@@ -222,20 +235,30 @@ class Service:
             s.live = False
             s.problems = [*s.problems, f"no longer in the runtime's store; Segue kept its brief facts "
                                        f"({iso(kept_at)})"]
-            listing.sessions.append(s)
+            mine.add(len(sessions))
+            sessions.append(s)
         handed = Registry(self.state, clock=self.clock).handed_off()
         heads: dict[str, str | None] = {}
-        for s in listing.sessions:
+        for i, s in enumerate(sessions):
             h = handed.get((s.runtime, s.id))
             if h:
-                s.handed_off = {"surface": h["surface"], "since": iso(h["since"]),
-                                "expires_at": iso(h["expires_at"])}
+                own(i).handed_off = {"surface": h["surface"], "since": iso(h["since"]),
+                                     "expires_at": iso(h["expires_at"])}
             if s.branch is None and s.cwd and s.runtime in RUNTIMES and descriptor(s.runtime).branch_from_checkout:
                 if s.cwd not in heads:
                     with probe.observe():  # a warm replay (segue.warm) re-checks what this read
                         heads[s.cwd] = git_branch(s.cwd)
-                s.branch = heads[s.cwd]
-        linked = lineage.link([s for s in listing.sessions if may_link(s)])
+                if heads[s.cwd] is not None:  # (None: the branch stays as it was)
+                    own(i).branch = heads[s.cwd]
+        linked = []
+        for i, s in enumerate(sessions):  # lineage.link, copying the sessions it fills
+            if may_link(s):
+                c = lineage.continued(s)
+                if c is not None:
+                    if s.continues != c:
+                        s = own(i)
+                        s.continues = c
+                    linked.append(s)
         with contextlib.suppress(OSError):  # the events log is a record, not a precondition for listing
             lineage.record_events(self.state, linked, self.clock())
 
