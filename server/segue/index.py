@@ -142,10 +142,13 @@ def _discard(p: Path) -> None:
             os.unlink(f"{p}{suffix}")
 
 
-def load(state: StateDir, runtimes: Iterable[str] | None = None) -> dict[str, list[Any]]:
+def load(state: StateDir, runtimes: Iterable[str] | None = None,
+         revive: Callable[[bytes], Any] | None = None) -> dict[str, list[Any]]:
     """{source key: [fingerprint, sessions blob, error, reader state]} of every indexed source (of `runtimes`
     only, when given: keys `runtime\0path`). The blob is decoded by `sessions_of` only when the source is
-    used (a `--runtime` listing decodes only its own)."""
+    used (a `--runtime` listing decodes only its own). `revive`: decode each blob as its row is read instead
+    (a long-lived process that uses every source: the blobs never exist all at once, so the heap they would
+    take is never grown); a blob it fails on stays bytes, for the caller's own lazy path to refuse."""
     try:
         conn = connect(state, create=False)
     except IndexUnavailable:
@@ -157,7 +160,13 @@ def load(state: StateDir, runtimes: Iterable[str] | None = None) -> dict[str, li
             (sql + " WHERE key >= ? AND key < ?", (f"{rt}\0", f"{rt}\1")) for rt in runtimes]
         for q, args in queries:
             for key, fp, error, st, blob in conn.execute(q, args):
-                entries[key] = [marshal.loads(fp), blob, error, marshal.loads(st) if st is not None else None]
+                sessions: Any = blob
+                if revive is not None:
+                    try:
+                        sessions = revive(blob)
+                    except Exception:
+                        sessions = blob
+                entries[key] = [marshal.loads(fp), sessions, error, marshal.loads(st) if st is not None else None]
         return entries
     except sqlite3.OperationalError:
         return {}  # busy or unreadable now: this run reads the stores

@@ -117,10 +117,12 @@ class ListingCache:
     transaction, so a warm listing writes nothing and concurrent processes never lose each other's work.
     """
 
-    def __init__(self, state: StateDir | None, runtimes: Sequence[str] | None = None) -> None:
+    def __init__(self, state: StateDir | None, runtimes: Sequence[str] | None = None, eager: bool = False) -> None:
         """`runtimes`: load only those runtimes' rows now; a scan of others loads theirs when it starts
-        (`need`), so a `runtime:id` brief never decodes the fingerprints of every other runtime's sources."""
+        (`need`), so a `runtime:id` brief never decodes the fingerprints of every other runtime's sources.
+        `eager`: revive every source's sessions as its row is loaded (a long-lived process: see `index.load`)."""
         self.state = state
+        self._revive = revive_all if eager else None
         self.entries: dict[str, list[Any]] = {}
         self._loaded: set[str] | None = None  # runtimes whose rows are in `entries`; None: all of them
         self._changed: set[str] = set()
@@ -130,7 +132,7 @@ class ListingCache:
         self._streamed: set[str] = set()
         self._no_stream = False
         if state is not None:
-            self.entries = index.load(state, runtimes)
+            self.entries = index.load(state, runtimes, self._revive)
             self._loaded = None if runtimes is None else set(runtimes)
 
     def need(self, runtimes: Iterable[str]) -> None:
@@ -139,7 +141,7 @@ class ListingCache:
             return
         missing = [r for r in runtimes if r not in self._loaded]
         if missing:
-            for k, e in index.load(self.state, missing).items():
+            for k, e in index.load(self.state, missing, self._revive).items():
                 self.entries.setdefault(k, e)
             self._loaded.update(missing)
 

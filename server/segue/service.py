@@ -106,7 +106,7 @@ class Service:
             if not fresh and runtimes is None and last is not None and now - last[0] < self.reuse_within:
                 return last[1]
             if self._cache is None:
-                self._cache = ListingCache(self.state, runtimes)
+                self._cache = ListingCache(self.state, runtimes, eager=not self.one_shot)
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                        parallel=self.parallel, progress=progress or self.progress, compact=compact)
             if runtimes is None:
@@ -299,7 +299,7 @@ class Service:
         `known`)."""
         with self._lock:
             if self._cache is None:
-                self._cache = ListingCache(self.state)
+                self._cache = ListingCache(self.state, eager=not self.one_shot)
             # a one-shot caller (the CLI's search build) holds every session as a compact one (segue.compact)
             listing = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
                            parallel=self.parallel, compact=self.one_shot and compact_enabled(self.env.environ),

@@ -18,6 +18,7 @@ import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 
@@ -26,7 +27,10 @@ try:
 except ImportError:  # pragma: no cover - the bundled server may ship without it; json.dumps is the reference
     _fast_dumps = None
 
+from segue.heap import give_back
+
 log = logging.getLogger("segue.lsp")
+GIVE_BACK_AT = 4 << 20  # a reply this large (bytes) leaves megabytes of freed heap behind
 _WRITES: set[Any] = set()  # pending asynchronous writes, kept referenced until done
 
 PARSE_ERROR = -32700
@@ -72,11 +76,22 @@ class SegueProtocol(LanguageServerProtocol):
             if body is not None:
                 head = (f"Content-Length: {len(body)}\r\n"
                         f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n").encode("ascii")
-                res = self.writer.write(head + body)
+                if isinstance(self.writer, StdoutWriter):
+                    # a stream: the header and the body go out one after the other, so the body (a whole
+                    # listing: 22 MB at 32,000 sessions) is never copied into one more buffer first
+                    self.writer.write(head)
+                    self.writer.write(body)
+                    res = None
+                else:  # a message-framed writer (a websocket) takes the message whole
+                    res = self.writer.write(head + body)
                 if inspect.isawaitable(res):
                     task = asyncio.ensure_future(res)
                     _WRITES.add(task)
                     task.add_done_callback(_WRITES.discard)
+                size = len(body)
+                del head, body, res
+                if size >= GIVE_BACK_AT:
+                    give_back()  # the body is freed now: return its pages (glibc keeps them otherwise)
                 return
         super()._send_data(data)
 

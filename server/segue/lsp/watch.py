@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from segue.collector import paused
+from segue.heap import give_back
 from segue.listing import Listing
 from segue.service import Service
 
@@ -61,6 +62,7 @@ class Watcher:
             with paused():
                 listing = self.service.refresh()  # also warms the cache for the first request
             self._pace(time.monotonic() - started)
+            give_back()  # the first pass freed most of what it made (index rows, decoding): return the pages
         except Exception:
             log.exception("initial scan failed; not watching")
             return
