@@ -219,3 +219,33 @@ def test_gemini_partly_kept_records_give_the_same_steps(keep: int, monkeypatch: 
         problem = _first_difference(want, got)
         if problem:
             pytest.fail(f"{variant}: {problem}", pytrace=False)
+
+
+def test_opencode_ties_in_time_and_id_keep_the_references_order(tmp_path: Path) -> None:
+    """Messages written in the same millisecond and parts without an id (NULL, which a text primary key allows)
+    are ordered as the reference's index walks order them (their rowids), so the joined query gives the same
+    steps; control: the same rows without the ties give their own, different, steps."""
+    from tests.test_store_opencode import SID, Db, bash, data_dir, reader, text
+
+    def build(home: Path, ties: bool) -> list[Any]:
+        db = Db(data_dir(home) / "opencode.db")
+        db.session(SID, title="ties")
+        t = db.tick()
+        for i, word in enumerate(("alpha", "beta", "gamma")):
+            mid = f"msg_{t:012x}{i:04d}tie"
+            db.con.execute("INSERT INTO message VALUES (?,?,?,?,?)",
+                           (mid, SID, t if ties else t + i, t, json.dumps({"role": "user" if i == 0 else "assistant",
+                                                                         "time": {"created": t}})))
+            parts = [text(f"{word} one"), bash(f"echo {word}"), text(f"{word} two")]
+            for j, part in enumerate(reversed(parts) if ties else parts):
+                pid = None if ties else f"prt_{t:012x}{i:02d}{j:02d}"
+                db.con.execute("INSERT INTO part VALUES (?,?,?,?,?,?)", (pid, mid, SID, t, t, json.dumps(part)))
+        db.close()
+        r = reader(home)
+        (session,) = [s for src in r.sources() for s in r.summarize(src)]
+        want = [(s.kind, s.text, s.exit_code, s.path) for s in r.steps(session, ReadStats())]
+        got = [(s.kind, s.text, s.exit_code, s.path) for s in r.search_steps(session, ReadStats())]
+        assert want and got == want
+        return got
+
+    assert build(tmp_path / "ties", True) != build(tmp_path / "plain", False)

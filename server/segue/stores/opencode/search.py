@@ -39,8 +39,11 @@ SELECT m.rowid, CASE json_extract(m.data, '$.role') WHEN 'user' THEN 1 WHEN 'ass
         FROM json_each(m.data, '$.summary.diffs') WHERE type = 'object') END,
        p.rowid, CASE WHEN length(CAST(p.data AS BLOB)) <= {R.BIG_PART} THEN CAST(p.data AS BLOB) END
 FROM message m LEFT JOIN part p ON p.message_id = m.id
-WHERE m.session_id = ? AND json_valid(m.data) ORDER BY m.time_created, m.id, p.id
+WHERE m.session_id = ? AND json_valid(m.data) ORDER BY m.time_created, m.id, m.rowid, p.id, p.rowid
 """
+# The rowids break ties as the reference's index walks do (a non-unique index ends in the rowid), and make each
+# message's key unique: SQLite then takes both orders from the two indexes instead of sorting every session's
+# parts in a temporary B-tree (seed-1 corpus: 0.50 -> 0.41 s of the query's CPU).
 _BIG_PART_BY_ROWID_SQL = R._BIG_PART_SQL.replace("WHERE id = ?", "WHERE rowid = ?")
 assert _BIG_PART_BY_ROWID_SQL != R._BIG_PART_SQL
 _ROLES = ("", "user", "assistant")
