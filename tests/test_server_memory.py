@@ -145,3 +145,38 @@ def test_a_reply_on_a_stream_is_framed_and_sent_whole(size: int, monkeypatch: py
     assert writes == [len(head) + len(sep), len(body)]  # the body was never joined to its header
     assert gave == ([1] if len(body) >= rpc.GIVE_BACK_AT else [])
     assert (size > 1_000_000) == bool(gave)
+
+
+def test_the_watcher_gives_heap_back_after_each_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After its first pass and after each later one (a change seen, or the periodic full pass) the watcher
+    returns freed heap; a first pass that failed returns nothing and stops watching."""
+    from segue.lsp import watch
+
+    gave: list[int] = []
+    monkeypatch.setattr(watch, "give_back", lambda: gave.append(len(svc.passes)) or True)
+
+    class FakeService:
+        reuse_within = 0.0
+
+        def __init__(self, passes: int, fail: bool = False) -> None:
+            self.passes: list[int] = []
+            self.limit, self.fail = passes, fail
+
+        def refresh(self) -> Any:
+            self.passes.append(1)
+            if self.fail:
+                raise OSError("unreadable")
+            if len(self.passes) >= self.limit:
+                watcher._stop.set()
+            return type("L", (), {"sessions": [], "skipped": [], "locations": {}})()
+
+    signatures = iter(range(100))
+    for passes, fail, want in ((1, False, [1]), (3, False, [1, 2, 3]), (1, True, [])):
+        gave.clear()
+        svc = FakeService(passes, fail)
+        watcher = watch.Watcher(svc, notify=lambda rts: None, interval=0.001)  # type: ignore[arg-type]
+        watcher._remember = lambda listing: set()  # type: ignore[method-assign]
+        watcher._signature = lambda: next(signatures)  # type: ignore[method-assign]  # always "changed"
+        monkeypatch.setattr(watch, "SETTLE", 0.0)
+        watcher._run()
+        assert gave == want, (passes, fail, gave)

@@ -81,6 +81,7 @@ class Watcher:
                     changed = self._remember(self.service.refresh())
                     last_full = time.monotonic()
                     self._pace(last_full - started)
+                    give_back()  # ~1-3 ms at 32,000 sessions
                     if changed and not self._stop.is_set():
                         self.notify(sorted(changed))
                     continue
@@ -89,6 +90,7 @@ class Watcher:
                 sig = self._signature()  # taken before the scan: a write during the scan shows up next tick
                 changed = self._remember(self.service.refresh())
                 last_full = time.monotonic()
+                give_back()
                 if self._paths != before:
                     sig = self._signature()
                 if changed and not self._stop.is_set():
