@@ -180,3 +180,49 @@ def test_the_watcher_gives_heap_back_after_each_pass(monkeypatch: pytest.MonkeyP
         monkeypatch.setattr(watch, "SETTLE", 0.0)
         watcher._run()
         assert gave == want, (passes, fail, gave)
+
+
+def test_replies_sent_from_several_threads_stay_whole_messages() -> None:
+    """Sends normally all run on the event loop's thread; even from several threads at once, each reply's header
+    and body stay together on the stream (the framing parses back into every reply sent)."""
+    import threading
+
+    from pygls.io_ import StdoutWriter
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+
+    from segue.lsp.server import server
+
+    class Slow(BytesIO):
+        def write(self, data: Any) -> int:  # a pipe that takes its time: the other threads get to run meanwhile
+            n = super().write(data)
+            import time
+
+            time.sleep(0.0005)
+            return n
+
+    out = Slow()
+    proto = server.protocol
+    old, old_headers = proto.writer, getattr(proto, "_include_headers", True)
+    proto.writer, proto._include_headers = StdoutWriter(out), True  # type: ignore[arg-type]
+
+    def send(t: int) -> None:
+        for i in range(40):
+            result = {"sessions": [{"t": t, "i": i, "x": "y" * (i * 37 % 500)}], "bad": "\ud800" if i % 7 == 0 else ""}
+            proto._send_data(JsonRPCResponseMessage(id=t * 1000 + i, jsonrpc="2.0", result=result))
+
+    try:
+        threads = [threading.Thread(target=send, args=(t,)) for t in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        proto.writer, proto._include_headers = old, old_headers
+    data, got = out.getvalue(), []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        assert sep and head.startswith(b"Content-Length: "), data[:80]
+        n = int(head.split(b"\r\n")[0].split(b": ")[1])
+        got.append(json.loads(rest[:n])["id"])
+        data = rest[n:]
+    assert sorted(got) == sorted(t * 1000 + i for t in range(4) for i in range(40))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 from typing import Any
 
 import attrs
@@ -32,6 +33,7 @@ from segue.heap import give_back
 log = logging.getLogger("segue.lsp")
 GIVE_BACK_AT = 4 << 20  # a reply this large (bytes) leaves megabytes of freed heap behind
 _WRITES: set[Any] = set()  # pending asynchronous writes, kept referenced until done
+_STREAM_LOCK = threading.RLock()  # one message at a time on the stream
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -78,9 +80,12 @@ class SegueProtocol(LanguageServerProtocol):
                         f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n").encode("ascii")
                 if isinstance(self.writer, StdoutWriter):
                     # a stream: the header and the body go out one after the other, so the body (a whole
-                    # listing: 22 MB at 32,000 sessions) is never copied into one more buffer first
-                    self.writer.write(head)
-                    self.writer.write(body)
+                    # listing: 22 MB at 32,000 sessions) is never copied into one more buffer first. Every send
+                    # runs on the event loop's thread (handlers' results and notifications are handed to it);
+                    # the lock keeps the two writes one message even if a send ever came from another thread.
+                    with _STREAM_LOCK:
+                        self.writer.write(head)
+                        self.writer.write(body)
                     res = None
                 else:  # a message-framed writer (a websocket) takes the message whole
                     res = self.writer.write(head + body)
@@ -93,7 +98,8 @@ class SegueProtocol(LanguageServerProtocol):
                 if size >= GIVE_BACK_AT:
                     give_back()  # the body is freed now: return its pages (glibc keeps them otherwise)
                 return
-        super()._send_data(data)
+        with _STREAM_LOCK:
+            super()._send_data(data)
 
     def _serialize_message(self, data: Any) -> Any:
         # Segue's own results are plain JSON already: json.dumps writes them as they are instead of cattrs
