@@ -15,7 +15,8 @@ _trim: Any = None  # the C function once looked up; False: not available here
 
 
 def give_back() -> bool:
-    """Return freed heap pages to the system; True when the C library did it. Never raises."""
+    """Return freed heap pages to the system; True when the C library has the call (glibc), whether or not
+    there was anything to return. Never raises."""
     global _trim
     if _trim is None:
         _trim = False
@@ -33,6 +34,7 @@ def give_back() -> bool:
     if _trim is False:
         return False
     try:
-        return bool(_trim(0))
+        _trim(0)  # (its result says whether any page went back: nothing the caller acts on)
+        return True
     except Exception:
         return False
