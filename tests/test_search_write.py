@@ -306,3 +306,46 @@ def test_new_sessions_rows_reach_fts5_in_rowid_order_when_workers_answer_out_of_
     assert sorted(r for c in calls for r in c) == sorted(
         r[0] for r in idx.connection().execute("SELECT rowid FROM docs"))
     assert _whole(idx) == (23, 46)
+
+
+# -- the recency table ---------------------------------------------------------------------------------------------
+
+def _recency_matches(idx: SearchIndex) -> bool:
+    con = idx.connection()
+    return (con.execute("SELECT sid, updated_at FROM recency ORDER BY sid").fetchall()
+            == con.execute("SELECT sid, updated_at FROM sessions ORDER BY sid").fetchall())
+
+
+def test_a_parallel_build_writes_each_new_sessions_recency_row_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No trigger inserts `recency` rows (schema 10): `_Batch` writes them with the sessions, in batches, and the
+    update and delete triggers keep them right when sessions move or go. Control: a batch that leaves them out is
+    caught."""
+    monkeypatch.setattr(I, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(I, "PARALLEL_WORK_MS", 0.0)
+    monkeypatch.setattr(I, "BATCH_ROWS", 6)  # three sessions a batch: several batches
+
+    def parallel(tasks: Any) -> Any:
+        for pos, _s, _old, _mark in tasks:
+            yield pos, _prepared(pos)
+
+    def listed(n: int, shift: float) -> list[Session]:
+        return [Session(runtime="codex", id=f"x{i}", store_path=f"/none/{i}",
+                        updated_at=None if i % 7 == 0 else float(i) + (shift if i % 3 == 0 else 0.0))
+                for i in range(n)]
+
+    idx = _index(tmp_path)
+    for sessions in (listed(17, 0.0), listed(23, 50.0)[5:]):  # then 5 gone, 6 new, a third moved
+        with idx.write_lock():
+            idx.refresh(sessions, None, None, {}, parallel=parallel)  # type: ignore[arg-type]
+        assert _recency_matches(idx)
+        assert idx.connection().execute("SELECT count(*) FROM recency").fetchone()[0] == len(sessions)
+
+    def without_recency(con: Any, sessions: Any) -> None:
+        con.executemany(I._INSERT_SESSION, sessions)
+
+    monkeypatch.setattr(I, "_new_sessions", without_recency)
+    other = SearchIndex(StateDir(tmp_path / "t").private(StateDir(tmp_path / "t").cache))
+    with other.write_lock():
+        other.refresh(listed(9, 0.0), None, None, {}, parallel=parallel)  # type: ignore[arg-type]
+    assert not _recency_matches(other)

@@ -40,6 +40,7 @@ class Prepared:
     title: str | None = None
     label: str | None = None
     cwd: str | None = None
+    chars: int | None = None  # the rows' characters of text (None: not counted): what the build's bounds weigh
 
 
 def shown_fields(s: Session, redact: Callable[[str, int], str]) -> tuple[str | None, str | None, str | None]:
@@ -122,7 +123,7 @@ def prepare(s: Session, old: bytes, steps: Iterable[Step], redact: Callable[[str
     title, label, cwd = shown_fields(s, redact)
     mark = getattr(steps, "mark", None) if learned_at is None else None
     return Prepared(hashes=bytes(hashes), steps=n, diverged=diverged, rows=rows, kept=kept, title=title,
-                    label=label, cwd=cwd, learned_at=learned_at, mark=mark)
+                    label=label, cwd=cwd, learned_at=learned_at, mark=mark, chars=sum(len(r[1]) for r in rows))
 
 
 MEMO_CHARS = 2_000_000  # characters of text remembered per process (then it starts over): a few MB

@@ -17,7 +17,9 @@ Layout:
                                         `redacted_by` (which redaction its text went through, '' = unknown)
   probe(sources, data, groups)          what discovery looked at for that digest (segue.search.probe), and the
                                         same apart per runtime (segue.probe's groups: which runtime moved)
-  recency(sid, updated_at)              sessions' (sid, updated_at), kept by triggers: what a ranking joins every
+  recency(sid, updated_at)              sessions' (sid, updated_at), inserted with a batch of new sessions
+                                        (`_new_sessions`), else by the triggers on update and delete: what a
+                                        ranking joins every
                                         matching step to, in a table of 9 bytes a row (sessions' rows hold the
                                         hashes: the join costs twice as much there)
   docs (FTS5: text, kind, code)         one row per indexed step; rowid = sid << 24 | step index << 2 | kind's
@@ -44,6 +46,7 @@ import _thread  # threading's own RLock, without importing threading (~0.6 ms of
 import contextlib
 import fcntl
 import math
+import operator
 import os
 import re
 import sqlite3
@@ -68,11 +71,13 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 9  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
+SCHEMA_VERSION = 10  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 # 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
 # 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from); the index on
 # (runtime, store_path) that the patch's `sharing` asks (instead of a scan of the sessions and their hashes)
+# 10: a new session's `recency` row is inserted with it, not by a trigger (a trigger's run per row cost a first
+# build of 8,000 sessions ~0.15 s of the writer's CPU); updates and deletes keep theirs
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -109,8 +114,6 @@ CREATE TABLE sources(runtime TEXT NOT NULL, path TEXT NOT NULL, fingerprint TEXT
 CREATE TABLE twice(runtime TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY(runtime, id)) WITHOUT ROWID;
 CREATE TABLE probe(id INTEGER PRIMARY KEY CHECK (id = 0), sources TEXT NOT NULL, data BLOB NOT NULL, groups BLOB);
 CREATE TABLE recency(sid INTEGER PRIMARY KEY, updated_at REAL);
-CREATE TRIGGER recency_insert AFTER INSERT ON sessions BEGIN
-  INSERT INTO recency VALUES (new.sid, new.updated_at); END;
 CREATE TRIGGER recency_update AFTER UPDATE OF sid, updated_at ON sessions BEGIN
   DELETE FROM recency WHERE sid = old.sid; INSERT INTO recency VALUES (new.sid, new.updated_at); END;
 CREATE TRIGGER recency_delete AFTER DELETE ON sessions BEGIN DELETE FROM recency WHERE sid = old.sid; END;
@@ -613,10 +616,12 @@ class SearchIndex:
         if sid < 0:  # a new session: its rows join the batch (written before the next commit)
             sid = -sid
             base = sid << STEP_BITS
-            self._batch.add(con, [(_rowid(base, i, kind), text, kind, code) for i, text, kind, code in p.rows],
+            codes = KIND_CODE  # _rowid, inlined (a call per row was a tenth of the writer's Python)
+            self._batch.add(con, [(base + (i << KIND_BITS) + codes[kind], text, kind, code)
+                                  for i, text, kind, code in p.rows],
                             (sid, s.runtime, s.id, s.parent_id, p.title, p.label, p.cwd, s.updated_at, s.store_path,
                              key, p.hashes, redacted_by, p.learned_at, p.mark,
-                             None if source is _KEPT else source))
+                             None if source is _KEPT else source), p.chars)
             stats.steps_written += len(p.rows)
             return
         self._batch.flush(con)  # an existing session's rows are deleted and rewritten in order
@@ -652,6 +657,7 @@ class SearchIndex:
                               "VALUES (?, ?, ?, ?, '', x'')",
                               (-sid_hint if sid_hint is not None and sid_hint < 0 else None, s.runtime, s.id,
                                s.store_path)).lastrowid
+            # (its recency row comes from the update trigger: the UPDATE at the end always sets updated_at)
             old, old_by, old_learned, mark = b"", redacted_by, None, None
         else:
             sid, old, old_by, old_learned, mark = row[0], bytes(row[1]), row[2], row[3], row[4]
@@ -1242,6 +1248,16 @@ _INSERT_SESSION = ("INSERT INTO sessions(sid, runtime, id, parent_id, title, lab
                    f"hashes, redacted_by, learned_at, mark, source) VALUES ({', '.join('?' * 15)})")
 
 
+_INSERT_RECENCY = "INSERT INTO recency VALUES (?, ?)"
+_SID, _UPDATED_AT = 0, 7  # in _INSERT_SESSION's values
+
+
+def _new_sessions(con: sqlite3.Connection, sessions: list[tuple[Any, ...]]) -> None:
+    """New sessions' rows (`_INSERT_SESSION`'s values) and their `recency` rows: two statements for the lot."""
+    con.executemany(_INSERT_SESSION, sessions)
+    con.executemany(_INSERT_RECENCY, [(s[_SID], s[_UPDATED_AT]) for s in sessions])
+
+
 class _Sids:
     """Session ids by position in a build's work, in one array (a dict of 32,000 int pairs is ~3 MB held through
     the build); 0 is no id (ids start at 1; a new session's is negative)."""
@@ -1279,25 +1295,25 @@ class _Batch:
         self.sessions: list[tuple[Any, ...]] = []
         self.chars = 0
 
-    def add(self, con: sqlite3.Connection, docs: list[tuple[int, str, str, int | None]], session: tuple[Any, ...]
-            ) -> None:
+    def add(self, con: sqlite3.Connection, docs: list[tuple[int, str, str, int | None]], session: tuple[Any, ...],
+            chars: int | None = None) -> None:
+        """`chars`: the docs' characters of text, when the caller has counted them (Prepared.chars)."""
         self.docs += docs
         self.sessions.append(session)
-        self.chars += sum(len(d[1]) for d in docs)
+        self.chars += chars if chars is not None else sum(len(d[1]) for d in docs)
         if len(self.docs) >= BATCH_ROWS or self.chars >= BATCH_CHARS:
             self.flush(con)
 
     def flush(self, con: sqlite3.Connection) -> None:
         docs, sessions = self.docs, self.sessions
         self.docs, self.sessions, self.chars = [], [], 0
-        docs.sort(key=_first)
+        docs.sort(key=_FIRST)
         _insert(con, docs)
         if sessions:
-            con.executemany(_INSERT_SESSION, sessions)
+            _new_sessions(con, sessions)
 
 
-def _first(row: tuple[int, str, str, int | None]) -> int:
-    return row[0]
+_FIRST = operator.itemgetter(0)  # a docs row's rowid
 
 
 def _key(s: Session, shared_store: bool) -> str:

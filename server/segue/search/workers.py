@@ -199,7 +199,10 @@ class Pool:
 
 
 def _chars(prepared: Any) -> int:
-    return sum(len(r[1]) for r in prepared.rows) if prepared is not None else 0
+    if prepared is None:
+        return 0
+    n = prepared.chars  # counted once, by `build.prepare` (each answer is weighed twice here, and written)
+    return n if n is not None else sum(len(r[1]) for r in prepared.rows)
 
 
 _DEAD = object()  # a worker's end, in the results queue
@@ -353,7 +356,7 @@ def _worker_main() -> int:
             for pos, s, old, mark in batch:
                 result = _one(s, old, mark, env, redactor, distinct)
                 answers.append((pos, result))
-                chars += sum(len(r[1]) for r in result.rows) if result is not None else 0
+                chars += _chars(result)
                 if chars >= ANSWER_CHARS:  # a few big sessions: sent now, not held for the rest of the batch
                     _send(out, answers)
                     answers, chars = [], 0
