@@ -28,6 +28,9 @@ ARGSETS = (["list", "--json"], ["list", "--json", "--all"], ["list"], ["list", "
 NOW = 1_800_000_000.0  # one clock for both sides (a table prints ages)
 
 
+SPILLED: list[int] = []  # per compact_all call of the `made` fixture: how many of its sessions' rows were spilled
+
+
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Workers for every cold listing (the fixtures hold a few sources), and how many compact sessions each
@@ -35,10 +38,12 @@ def made(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     monkeypatch.setattr(listing, "PARALLEL_MIN", 1)
     counts: list[int] = []
     real = compact.compact_all
+    SPILLED.clear()
 
-    def counted(blob: bytes) -> list[compact.Compact]:
-        out = real(blob)
+    def counted(blob: bytes, spill: compact.Spill | None = None) -> list[compact.Compact]:
+        out = real(blob, spill)
         counts[-1] += len(out)
+        SPILLED.append(sum(1 for c in out if type(c._data) is int))
         return out
 
     monkeypatch.setattr(listing, "compact_all", counted)
@@ -64,8 +69,10 @@ def _both_sides(home: Path, monkeypatch: pytest.MonkeyPatch, made: list[int]) ->
     compared = 0
     for argv in ARGSETS:
         ref = cold(home, monkeypatch, argv, made, on=False)
+        SPILLED.clear()
         got = cold(home, monkeypatch, argv, made, on=True)
         assert got == ref, argv
+        assert sum(SPILLED) == made[-1], argv  # every compact row came back from the spill file
         compared += len(ref[1])
     return compared
 
@@ -183,3 +190,81 @@ def test_a_search_build_from_compact_sessions_is_the_reference_build(tmp_path: P
         assert (made[-1] > 0) == on
     assert got[True] == got[False]
     assert got[True]["index"]["docs"] and got[True]["results"]['"write what happened"']["total"] > 0
+
+
+# -- the rows' spill file ------------------------------------------------------------------------------------------
+
+def test_spilled_rows_read_back_whole_across_the_buffer_and_a_failed_write(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows put in a Spill come back byte for byte: from the file, from the buffer, and across both after a write
+    that failed midway (the rest then stays in memory, nothing is lost). The file is private and has no name."""
+    import random
+
+    monkeypatch.setattr(compact.Spill, "BUFFER", 1000)
+    rng = random.Random(3)
+    rows = [bytes(rng.randrange(256) for _ in range(rng.randint(0, 700))) for _ in range(300)]
+    sp = compact.Spill.open(tmp_path)
+    assert sp is not None and os.listdir(tmp_path) == []  # unnamed
+    assert os.stat(sp._fd).st_mode & 0o777 == 0o600
+    named = compact.Spill(compact.Spill._named(tmp_path))  # where the file system has no unnamed files
+    assert os.listdir(tmp_path) == [] and os.stat(named._fd).st_mode & 0o777 == 0o600
+    fd = named._fd
+    del named
+    with pytest.raises(OSError):  # closed with its spill
+        os.fstat(fd)
+    refs = [sp.put(r) for r in rows[:150]]
+    writes = 0
+    real_write = os.write
+
+    def failing(fd: int, data: Any) -> int:  # half of one write goes through, then the disk is full
+        nonlocal writes
+        writes += 1
+        if writes == 1:
+            return real_write(fd, bytes(data)[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(compact.os, "write", failing)
+    refs += [sp.put(r) for r in rows[150:]]
+    monkeypatch.setattr(compact.os, "write", real_write)  # (os itself: put back at once)
+    assert writes >= 2 and sp._stuck and sp._written > 0
+    for r, ref in zip(rows, refs, strict=True):
+        assert sp.get(ref >> 32, ref & 0xFFFFFFFF) == r
+    # the row that straddles the file and the buffer
+    assert any((ref >> 32) < sp._written < (ref >> 32) + (ref & 0xFFFFFFFF) for ref in refs)
+
+
+def test_a_spill_is_off_without_a_directory_or_when_switched_off(tmp_path: Path) -> None:
+    assert compact.Spill.open(None) is None
+    assert compact.Spill.open(tmp_path, {"SEGUE_LIST_SPILL": "0"}) is None
+    assert compact.Spill.open(tmp_path / "missing") is None  # no directory there: rows stay in memory
+    assert compact.Spill.open(tmp_path, {}) is not None
+
+
+def test_spilled_compact_sessions_read_and_pickle_as_their_sessions(root: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compact sessions whose rows are in a spill give every field, JSON and cache form their Sessions give, also
+    once pickled (a search build's workers get them: the row travels, not the spill), and released they refuse
+    their row as before."""
+    import pickle
+
+    from segue.index import encode_sessions
+    from segue.paths import StateDir
+    from segue.stores.base import Env
+
+    monkeypatch.setattr(compact.Spill, "BUFFER", 2048)  # most rows in the file, the last in the buffer
+    sessions = listing.scan(Env.from_os(), StateDir(root / "segue"), None).sessions
+    blob = encode_sessions(sessions)
+    ref = revive_all(blob)
+    spill = compact.Spill.open(root)
+    assert spill is not None
+    got = compact.compact_all(blob, spill)
+    assert all(type(c._data) is int for c in got) and spill._written > 0 and spill._buf
+    fields = [*ref[0].to_json(), "locator", "branch_is_current", "sort_time", "ref"]
+    for s, c in zip(ref, got, strict=True):
+        for one in (c, pickle.loads(pickle.dumps(c))):
+            assert all(getattr(one, f) == getattr(s, f) for f in fields)
+            assert one.to_json() == s.to_json() and one.to_cache() == s.to_cache()
+        c.release()
+        if not c.linkable:
+            with pytest.raises(RuntimeError):
+                _ = c.title

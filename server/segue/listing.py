@@ -316,7 +316,8 @@ def scan(env: Env, state: StateDir | None, runtimes: Sequence[str] | None = None
     fast = fast_paths(env)
     # A cold scan starts its worker processes as soon as enough sources are known, so the workers read one
     # runtime's sessions while this process is still discovering the next runtime's sources.
-    pool = _Workers(env, fast, compact) if parallel and _Workers.usable() else None
+    pool = (_Workers(env, fast, compact, None if state is None else state.cache)
+            if parallel and _Workers.usable() else None)
     try:
         return _scan(env, runtimes, cache, cancelled, progress, fast, pool, known or {})
     finally:
@@ -469,8 +470,10 @@ class _Workers:
     (marshal: far cheaper to send and receive than pickled Session objects), revived here as compact
     sessions. If worker processes cannot be had, or die, the sources left are read in this process."""
 
-    def __init__(self, env: Env, fast: bool, compact: bool = False) -> None:
+    def __init__(self, env: Env, fast: bool, compact: bool = False, spill_dir: Any = None) -> None:
         self.env, self.fast, self.compact = env, fast, compact
+        self.spill_dir = spill_dir  # where compact sessions' rows are spilled (segue.compact.Spill), made on first use
+        self.spill: Any = None
         self.tasks: list[tuple[str, list[Source]]] = []  # in source order
         self.futures: dict[int, Any] = {}
         self.held: list[tuple[str, list[Source]]] = []  # offered before the pool was worth starting
@@ -535,9 +538,21 @@ class _Workers:
                 for src in sources:
                     yield (src, *_summarize(reader, src, self.fast), None)
                 continue
-            revive = compact_all if self.compact else revive_all
             for src, (blob, error, state) in zip(sources, results, strict=True):
-                yield src, revive(blob), error, state, blob
+                yield src, (self._compact(blob) if self.compact else revive_all(blob)), error, state, blob
+
+    def _compact(self, blob: bytes) -> list[Any]:
+        if self.spill is None and self.spill_dir is not None:
+            from segue.compact import Spill
+            from segue.paths import ensure_private_dir
+
+            try:
+                ensure_private_dir(self.spill_dir)  # (the index's own directory: private, made if missing)
+                self.spill = Spill.open(self.spill_dir, self.env.environ)
+            except Exception:
+                self.spill = None
+            self.spill_dir = None  # asked once: without a spill the rows stay in memory
+        return compact_all(blob, self.spill)
 
     def close(self) -> None:
         if self.pool is not None:
