@@ -12,12 +12,14 @@ the other side is this checkout's `server/`. Per corpus, in one go:
   included), base and new interleaved with the head+tail floor (`bench.floor headtail`, 16 KiB) in the
   same round; medians and ratios to the floor's wall;
 - whether both sides print byte-identical listings.
-Children run with PYTHONDONTWRITEBYTECODE=1 (no `__pycache__` left in a checkout) and this Python.
+Children run with their bytecode in a temporary PYTHONPYCACHEPREFIX (no `__pycache__` left in a checkout) and this
+Python.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -72,9 +74,14 @@ print(json.dumps(out))
 """
 
 
+# the children's bytecode, outside the trees they run (a tree without `__pycache__` would compile every run)
+_PYCACHE = tempfile.mkdtemp(prefix="segue-bench-pyc-")
+atexit.register(shutil.rmtree, _PYCACHE, True)
+
+
 def _env(extra: dict[str, str]) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "TZ": "UTC",
-            "PYTHONDONTWRITEBYTECODE": "1", **extra}
+            "PYTHONPYCACHEPREFIX": _PYCACHE, **extra}
 
 
 def _timed(argv: list[str], env: dict[str, str], stdout: Any, cwd: str | None = None) -> tuple[float, float]:

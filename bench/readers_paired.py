@@ -13,10 +13,13 @@ machine's load does to one side it does to the other. Also reports whether both 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +64,14 @@ print(json.dumps(out))
 """
 
 
+# the children's bytecode, outside the trees they run (a tree without `__pycache__` would compile every run)
+_PYCACHE = tempfile.mkdtemp(prefix="segue-bench-pyc-")
+atexit.register(shutil.rmtree, _PYCACHE, True)
+
+
 def _child(server: Path, home: Path, only: list[str]) -> dict[str, Any]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "TZ": "UTC",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(server), "HOME": str(home)}
+           "PYTHONPYCACHEPREFIX": _PYCACHE, "PYTHONPATH": str(server), "HOME": str(home)}
     out = subprocess.run([sys.executable, "-c", _CHILD, str(home), *only], check=True, capture_output=True,
                          env=env).stdout
     return json.loads(out)

@@ -109,3 +109,31 @@ def test_opencode_rows_floor_reads_every_database_session_and_its_first_message(
     got = opencode_rows(str(db))
     assert in_db and got["sessions"] == len(in_db)
     assert got["decoded"] == 2 * len(in_db)  # a first message and its first part for every session
+
+
+@pytest.mark.slow
+def test_cold_paired_compiles_each_side_once_outside_the_trees(tmp_path: Path) -> None:
+    """`bench.cold_paired` against a copy of `server/` without bytecode: both sides print the same listing, and
+    their bytecode goes to the run's own directory, none into either tree (a side that compiled on every run
+    measured ~10 % more CPU than a checkout holding `__pycache__`: stop 43)."""
+    import shutil
+
+    from bench import cold_paired
+
+    corpus = tmp_path / "corpus"
+    _tiny(corpus)
+    base = tmp_path / "base" / "server"
+    shutil.copytree(ROOT / "server", base, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    r = subprocess.run([sys.executable, "-m", "bench.cold_paired", "--corpus", str(corpus), "--base", str(base),
+                        "--runs", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "identical output: True" in r.stdout
+    assert not list(base.rglob("__pycache__")) and not list(base.rglob("*.pyc"))
+    cold_paired.PYCACHE[:] = ["/x/pyc"]
+    try:
+        got = cold_paired._env({})
+    finally:
+        cold_paired.PYCACHE.clear()
+    assert got["PYTHONPYCACHEPREFIX"] == "/x/pyc" and "PYTHONDONTWRITEBYTECODE" not in got
