@@ -296,6 +296,7 @@ def _tooljson(tmp: Path) -> Store:
 STORES: dict[str, tuple[tuple[str, ...], Callable[[Path], Store]]] = {
     **{f"real-{rt}": ((rt,), _real(rt)) for rt in RUNTIMES},
     "real-claude-2.1.332": (("claude",), _real("claude-2.1.332", REAL_VERSIONS)),
+    "real-claude-2.1.337": (("claude",), _real("claude-2.1.337", REAL_VERSIONS)),
     "hand-claude-C1": (("claude",), _claude_hand("C1")),
     "hand-claude-C2": (("claude",), _claude_hand("C2")),
     "hand-claude-C3": (("claude",), _claude_hand("C3")),

@@ -420,10 +420,11 @@ def test_a_cancelled_query_stops_inside_sqlite_and_the_next_one_answers(stores: 
     assert [r.to_json() for r in got.results] == [r.to_json() for r in want.results] and got.total == want.total
 
 
-def test_claude_2_1_332_store_is_searched(tmp_path: Path) -> None:
-    """The store Claude Code 2.1.332 wrote (api-request records, ~57 KB prompt snapshots): its request, command,
-    agent message and changed file are found, each where it is, and the secret its session wrote is not."""
-    name = "claude-2.1.332"
+@pytest.mark.parametrize("name", ["claude-2.1.332", "claude-2.1.337"])
+def test_claude_2_1_3xx_stores_are_searched(tmp_path: Path, name: str) -> None:
+    """The stores Claude Code 2.1.332 and 2.1.337 wrote (api-request records, ~57 KB prompt snapshots; 2.1.337's
+    api-request-route records and toolLimits keys): each one's request, command, agent message and changed file
+    are found, each where it is, and the secret its session wrote is not."""
     d, exp = real_fixture(name)
     shutil.copytree(d / "home", tmp_path / name / "home", symlinks=True)
     svc = service(tmp_path, real_environ((name,), base=tmp_path))

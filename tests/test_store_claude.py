@@ -876,7 +876,7 @@ def test_summaries_are_cheap(tmp_path: Path) -> None:
 
 # the pinned version's store, and the newest one's (2.1.3xx: api-request records, ~57 KB prompt snapshots that
 # push a one-turn session's reply out of the tail)
-REAL_STORES = ("claude", "claude-2.1.332")
+REAL_STORES = ("claude", "claude-2.1.332", "claude-2.1.337")
 
 
 def _real(name: str = "claude") -> tuple[ClaudeReader, dict[str, Any], dict[str, Session]]:

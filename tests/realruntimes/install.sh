@@ -5,7 +5,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A PKG=(
-  [claude]="@anthropic-ai/claude-code@2.1.332"
+  [claude]="@anthropic-ai/claude-code@2.1.337"
   [codex]="@openai/codex@0.171.0"
   [opencode]="opencode-ai@1.18.33"
   [cline]="cline@3.0.65"
