@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { age, escapeIcons, runtimeIcon, runtimeName, sessionTitle, tildePath } from './format';
 import { Methods, type Runtime, RUNTIMES, type Session } from './protocol';
-import type { SegueServer } from './server';
+import { PROGRESS_DELAY_MS, type SegueServer } from './server';
 import { showError } from './errors';
 
 export interface PickState {
@@ -56,7 +56,8 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
   const folder = currentFolder();
   qp.matchOnDescription = true;
   qp.matchOnDetail = true;
-  qp.placeholder = 'Type to filter by title, runtime, branch or directory';
+  const placeholder = 'Type to filter by title, runtime, branch or directory';
+  qp.placeholder = placeholder;
   const runtimeButton: vscode.QuickInputButton = {
     iconPath: new vscode.ThemeIcon(state.runtimes.length ? 'filter-filled' : 'filter'),
     tooltip: FILTER_RUNTIME,
@@ -76,6 +77,7 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
   let generation = 0;
   const load = async () => {
     const mine = ++generation;
+    const started = Date.now();
     qp.busy = true;
     try {
       const params = {
@@ -83,10 +85,15 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
         dir: state.folderOnly && folder ? folder : undefined,
         limit: 500,
       };
-      const r = await server.request(Methods.listSessions, params);
+      const r = await server.request(Methods.listSessions, params, undefined, (p) => {
+        if (mine === generation && p.message && Date.now() - started >= PROGRESS_DELAY_MS) {
+          qp.placeholder = `${p.message.charAt(0).toUpperCase()}${p.message.slice(1)}…`; // a cold scan's progress
+        }
+      });
       if (mine !== generation) {
         return;
       }
+      qp.placeholder = placeholder;
       const now = Date.now();
       qp.items = r.sessions.map((s) => toPick(s, now));
       if (r.sessions.length === 0) {

@@ -5,11 +5,12 @@ import type { Actions } from './actions';
 import { showError } from './errors';
 import { age, escapeIcons, runtimeIcon, runtimeName } from './format';
 import { ERROR_CODES, Methods, type SearchResult, type SearchWhere, type Session } from './protocol';
-import type { SegueServer } from './server';
+import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
 import { type SessionFilter, sessionKey } from './filter';
 import type { SessionTree } from './tree';
 
 export const DEBOUNCE_MS = 250;
+const TITLE = 'Search Segue sessions';
 
 interface ResultPick extends vscode.QuickPickItem {
   result: SearchResult;
@@ -42,7 +43,7 @@ function oneLine(s: string, max: number): string {
 /** Search as you type; resolves with the picked result (undefined when dismissed). */
 export function pickSearchResult(server: SegueServer, initial = ''): Promise<SearchResult | undefined> {
   const qp = vscode.window.createQuickPick<ResultPick>();
-  qp.title = 'Search Segue sessions';
+  qp.title = TITLE;
   qp.placeholder = 'Words from a request, a message, a command or a file name; "quoted phrases" match as phrases';
   qp.matchOnDescription = false;
   qp.matchOnDetail = false;
@@ -53,6 +54,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
   const run = async (query: string) => {
     inflight?.cancel(); // $/cancelRequest for the search the user typed past
     const mine = ++generation;
+    const started = Date.now();
     if (!query.trim()) {
       qp.items = [];
       qp.busy = false;
@@ -62,7 +64,11 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     inflight = cts;
     qp.busy = true;
     try {
-      const r = await server.request(Methods.search, { query, limit: 50 }, cts.token);
+      const r = await server.request(Methods.search, { query, limit: 50 }, cts.token, (p) => {
+        if (mine === generation && p.message && Date.now() - started >= PROGRESS_DELAY_MS) {
+          qp.title = `${TITLE}: ${p.message}`; // the first search fills the index: say how far it is
+        }
+      });
       if (mine !== generation) {
         return;
       }
@@ -84,6 +90,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     } finally {
       if (mine === generation) {
         qp.busy = false;
+        qp.title = TITLE;
       }
       cts.dispose();
     }
@@ -147,8 +154,8 @@ export async function searchSessions(server: SegueServer, actions: Actions, init
 /** How many matching sessions a filter asks for (the server's cap). */
 export const FILTER_LIMIT = 1000;
 
-export async function searchFilter(server: SegueServer, query: string): Promise<SessionFilter> {
-  const r = await server.request(Methods.search, { query, limit: FILTER_LIMIT });
+export async function searchFilter(server: SegueServer, query: string, onProgress?: (p: ProgressReport) => void): Promise<SessionFilter> {
+  const r = await server.request(Methods.search, { query, limit: FILTER_LIMIT }, undefined, onProgress);
   return { query, keys: new Set(r.results.map(sessionKey)), total: r.total };
 }
 
@@ -170,7 +177,13 @@ export async function filterSessions(server: SegueServer, tree: SessionTree, que
     return undefined;
   }
   try {
-    const f = await vscode.window.withProgress({ location: { viewId: 'segue.sessions' } }, () => searchFilter(server, q));
+    const progress = tree.progress('Filtering');
+    let f: SessionFilter;
+    try {
+      f = await vscode.window.withProgress({ location: { viewId: 'segue.sessions' } }, () => searchFilter(server, q, progress.report));
+    } finally {
+      progress.done();
+    }
     tree.setFilter(f);
     return f;
   } catch (e) {

@@ -4,11 +4,21 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
+  WorkDoneProgress,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { type InitializationOptions, type Method, type MethodMap, type NotificationMap, Notifications } from './protocol';
 import { type Launch, LaunchError, resolveLaunch } from './python';
+
+/** One work-done report of a request in flight (LSP's WorkDoneProgressBegin/Report without their kind). */
+export interface ProgressReport {
+  message?: string;
+  percentage?: number;
+}
+
+/** A request's progress shows only once it has taken this long, so a quick answer never flashes a message. */
+export const PROGRESS_DELAY_MS = 400;
 
 export class SegueServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -19,21 +29,39 @@ export class SegueServer implements vscode.Disposable {
   private readonly started = new vscode.EventEmitter<Launch>();
   readonly onStarted = this.started.event;
   launch: Launch | undefined;
+  private progressSeq = 0;
 
   constructor(
     private readonly extensionPath: string,
     readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** A Segue request, typed by the contract: the method names its params and its result. */
+  /** A Segue request, typed by the contract: the method names its params and its result. With `onProgress`, the
+   * request offers a `workDoneToken` and the server's work-done reports (a scan's sessions read, the search
+   * index's sessions indexed) reach it until the reply. */
   async request<M extends Method>(
     method: M,
     params: MethodMap[M]['params'],
     token?: vscode.CancellationToken,
+    onProgress?: (report: ProgressReport) => void,
   ): Promise<MethodMap[M]['result']> {
     const client = await this.ensure();
     type R = MethodMap[M]['result'];
-    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+    if (!onProgress) {
+      return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+    }
+    const workDoneToken = `segue-${++this.progressSeq}`;
+    const listening = client.onProgress(WorkDoneProgress.type, workDoneToken, (v) => {
+      if (v.kind === 'report') {
+        onProgress({ message: v.message, percentage: v.percentage }); // begin only names the method
+      }
+    });
+    try {
+      const withToken = { ...params, workDoneToken };
+      return await (token ? client.sendRequest<R>(method, withToken, token) : client.sendRequest<R>(method, withToken));
+    } finally {
+      listening.dispose();
+    }
   }
 
   get running(): boolean {

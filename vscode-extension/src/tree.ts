@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { handedOffText, locationsLine, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
 import { type Group, type GroupMode, group, type SessionNode } from './grouping';
 import { Methods, type Session } from './protocol';
-import type { SegueServer } from './server';
+import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
 import { explain } from './errors';
 import { applyFilter, filterMessage, type SessionFilter } from './filter';
 import { searchFilter } from './search';
@@ -21,6 +21,8 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   view: vscode.TreeView<TreeNode> | undefined;
   /** Only the sessions a search found (Filter Sessions); undefined shows every session. */
   filter: SessionFilter | undefined;
+  private baseMessage: string | undefined;
+  private progressMessage: string | undefined;
 
   constructor(
     private readonly server: SegueServer,
@@ -81,15 +83,17 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
       return Promise.resolve(this.sessions);
     }
     if (!this.loading) {
+      const progress = this.progress(); // a cold scan: sessions read, runtime by runtime
       const loading = this.server
-        .request(Methods.listSessions, { include_subagents: true, limit: 1000 })
+        .request(Methods.listSessions, { include_subagents: true, limit: 1000 }, undefined, progress.report)
         .then((r) => {
           if (this.loading === loading) {
             this.sessions = r.sessions;
           }
           this.setEmpty(r.sessions.length === 0);
           return r.sessions;
-        });
+        })
+        .finally(progress.done);
       loading.catch(() => {
         if (this.loading === loading) {
           this.loading = undefined;
@@ -115,8 +119,34 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   }
 
   private setMessage(message: string | undefined): void {
+    this.baseMessage = message;
+    this.showMessage();
+  }
+
+  /** Work-done reports of a slow request, shown as the view's message (`what: report`, or the report alone) in
+   * place of its own message until `done()`. Nothing shows for the first PROGRESS_DELAY_MS, so a quick answer
+   * never flashes. */
+  progress(what?: string): { report: (p: ProgressReport) => void; done: () => void } {
+    const started = Date.now();
+    let finished = false;
+    return {
+      report: (p) => {
+        if (!finished && p.message && Date.now() - started >= PROGRESS_DELAY_MS) {
+          this.progressMessage = what ? `${what}: ${p.message}` : p.message.charAt(0).toUpperCase() + p.message.slice(1);
+          this.showMessage();
+        }
+      },
+      done: () => {
+        finished = true;
+        this.progressMessage = undefined;
+        this.showMessage();
+      },
+    };
+  }
+
+  private showMessage(): void {
     if (this.view) {
-      this.view.message = message;
+      this.view.message = this.progressMessage ?? this.baseMessage;
     }
   }
 

@@ -150,6 +150,21 @@ class _Progress:
         self.ls.work_done_progress.tokens.pop(self.token, None)  # pygls never forgets client tokens
 
 
+def per_percent(report: Callable[[str, int], None]) -> Callable[[int, int], None]:
+    """The index build's per-session count as reports a client sees once per percent (8,000 sessions would be
+    8,000 `$/progress` messages for the event loop to write while the build runs)."""
+    last = -1
+
+    def indexing(done: int, total: int) -> None:
+        nonlocal last
+        pct = 100 * done // total if total else 100
+        if total and pct != last:
+            last = pct
+            report(f"indexing sessions for search {done}/{total}", pct)
+
+    return indexing
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Methods
 
@@ -222,10 +237,7 @@ def search(ls: SegueServer, p: P.SearchParams, cancelled: Callable[[], bool], pr
 
     from segue.search.query import parse_since
 
-    def indexing(done: int, total: int) -> None:
-        if progress is not None and total:
-            progress.report(f"indexing sessions for search {done}/{total}", 100 * done // total)
-
+    indexing = per_percent(progress.report) if progress is not None else None
     return ls.svc().search(p.query, runtimes=p.runtime, directory=p.dir, since=parse_since(p.since, time.time()),
                            where=p.in_, limit=p.limit, progress=indexing, cancelled=cancelled,
                            notice=lambda msg: log.warning("%s", msg)).to_json()

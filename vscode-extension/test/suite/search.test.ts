@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import type { SegueApi } from '../../src/extension';
 import type { SessionFilter } from '../../src/filter';
+import { PROGRESS_DELAY_MS, type ProgressReport } from '../../src/server';
 import type { TreeNode } from '../../src/tree';
 
 interface Context {
@@ -27,11 +28,25 @@ suite('Segue search', () => {
       .flatMap((f) => f.sessions.filter((s) => s.scenario === 'one').map((s) => `${f.runtime}:${s.id}`))
       .sort();
     assert.ok(want.length > 0, 'the fixtures hold the "one" scenario');
+    let first = true;
     for (const query of ['"write what happened"', 'ls /nonexistent-dir', '"directory does not exist"']) {
-      const r = await api.server.request('segue/search', { query, limit: 100 });
+      // the suite's first search fills the index: its work-done reports reach the caller until the reply
+      const reports: ProgressReport[] = [];
+      const r = await api.server.request('segue/search', { query, limit: 100 }, undefined, (p) => reports.push(p));
       const got = new Set(r.results.map((x) => `${x.runtime}:${x.id}`));
       assert.deepEqual(want.filter((k) => !got.has(k)), [], `every runtime found by ${query}`);
       assert.ok(r.results.every((x) => x.snippet.includes('«')), 'snippets mark the match');
+      if (first) {
+        const shown = JSON.stringify(reports);
+        assert.ok(reports.length > 0, 'the first search reported its indexing');
+        assert.ok(reports.every((x) => /^indexing sessions for search \d+\/\d+$/.test(x.message ?? '')), shown);
+        const pct = reports.map((x) => x.percentage ?? -1);
+        assert.deepEqual(pct, [...pct].sort((a, b) => a - b), `percentages only grow: ${shown}`);
+        const n = reports.length;
+        await sleep(300); // a $/progress that came after the reply would land now
+        assert.equal(reports.length, n, 'no report after the reply');
+        first = false;
+      }
     }
   });
 
@@ -69,6 +84,27 @@ suite('Segue search', () => {
     assert.equal(api.tree.filter, undefined);
     assert.deepEqual(await shownSessions(), all, 'clearing the filter shows every session again');
     assert.equal(api.tree.view?.description, undefined);
+  });
+
+  test("Sessions view: a slow request's progress replaces the view's message, a quick one's never shows", async () => {
+    await shownSessions(); // the view has loaded and shows its own message (none, or a filter's)
+    const before = api.tree.view?.message;
+    const quick = api.tree.progress('Filtering');
+    quick.report({ message: 'indexing sessions for search 1/2', percentage: 50 });
+    assert.equal(api.tree.view?.message, before, 'nothing shows before PROGRESS_DELAY_MS');
+    quick.done();
+    const slow = api.tree.progress('Filtering');
+    await sleep(PROGRESS_DELAY_MS + 50);
+    slow.report({ message: 'indexing sessions for search 1/2', percentage: 50 });
+    assert.equal(api.tree.view?.message, 'Filtering: indexing sessions for search 1/2');
+    const scan = api.tree.progress();
+    await sleep(PROGRESS_DELAY_MS + 50);
+    scan.report({ message: 'reading codex sessions: 50 read, 50/70 sources', percentage: 20 });
+    assert.equal(api.tree.view?.message, 'Reading codex sessions: 50 read, 50/70 sources');
+    scan.done();
+    slow.done();
+    slow.report({ message: 'indexing sessions for search 2/2', percentage: 100 });
+    assert.equal(api.tree.view?.message, before, "done: the view's own message again, and later reports are dropped");
   });
 
   test('Search Sessions: type, pick a result, and the session menu opens its brief', async () => {
