@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from pathlib import Path
 
@@ -86,6 +87,16 @@ async def test_cancelling_the_progress_token_cancels_the_listing(client: Languag
     begin = client.progress_reports["scan-1"][0]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
     await asyncio.sleep(0.3)
+    for _ in range(100):  # the scan's reports: sources read, as a share of all it will read that only grows
+        reports = [v for v in client.progress_reports["scan-1"] if isinstance(v, types.WorkDoneProgressReport)]
+        if len(reports) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    assert len(reports) >= 3
+    assert all(re.fullmatch(r"reading \w+ sessions: \d+ read, \d+/\d+ sources", r.message or "") for r in reports)
+    assert any(r.message.startswith("reading claude sessions: ") for r in reports)
+    shares = [r.percentage for r in reports]
+    assert shares == sorted(shares) and shares[-1] < 100, shares
     assert not listing.done()
     client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token="scan-1"))
     with pytest.raises(JsonRpcException) as info:

@@ -82,6 +82,9 @@ class Service:
         self._version = 0  # of the raw listing of everything in `_last`
         # progress(runtime, sessions read, sources read, sources to read) while a scan reads sources
         self.progress: Progress | None = None
+        # callers waiting for the scan in flight (a server's first page waits on the watcher's first pass) hear
+        # that scan's progress while they wait
+        self._waiting: list[Progress] = []
 
     # -- listing --------------------------------------------------------------------------------------------
     def scan(self, runtimes: Sequence[str] | None = None, cancelled: Callable[[], bool] | None = None,
@@ -100,7 +103,14 @@ class Service:
         last = self._last  # read without the lock: a request never waits for a watcher's rescan
         if not fresh and runtimes is None and last is not None and time.monotonic() - last[0] < self.reuse_within:
             return last[1]
-        with self._lock:
+        if progress is not None:
+            self._waiting.append(progress)
+        try:
+            self._lock.acquire()
+        finally:
+            if progress is not None:
+                self._waiting.remove(progress)
+        try:
             now = time.monotonic()
             last = self._last
             if not fresh and runtimes is None and last is not None and now - last[0] < self.reuse_within:
@@ -108,7 +118,8 @@ class Service:
             if self._cache is None:
                 self._cache = ListingCache(self.state, runtimes, eager=not self.one_shot)
             raw = scan(self.env, self.state, runtimes, cache=self._cache, cancelled=cancelled,
-                       parallel=self.parallel, progress=progress or self.progress, compact=compact)
+                       parallel=self.parallel, progress=self._told(progress or self.progress) if not self.one_shot
+                       else progress or self.progress, compact=compact)
             if runtimes is None:
                 # readers refresh `live` in place on cached sessions (a process exited): that is a change too
                 live = tuple(s.live for s in raw.sessions)
@@ -118,7 +129,22 @@ class Service:
                 if last is None or raw is not last[1]:
                     self._version += 1  # never an id(): a freed listing's id can come back
                 self._last = (now, raw, self._version)  # one tuple: readers see a listing with its version
+        finally:
+            self._lock.release()
         return raw
+
+    def _told(self, own: Progress | None) -> Progress:
+        """A scan's progress for its own caller and for every caller waiting for it (`_waiting`)."""
+        waiting = self._waiting
+
+        def report(runtime: str, sessions: int, done: int, total: int) -> None:
+            if own is not None:
+                own(runtime, sessions, done, total)
+            for other in tuple(waiting):
+                with contextlib.suppress(Exception):  # a waiter's display never stops the scan
+                    other(runtime, sessions, done, total)
+
+        return report
 
     def refresh(self) -> _Listing:
         """A fresh raw listing of every runtime (the store watcher's pass), and the decorated view rebuilt

@@ -132,6 +132,7 @@ class _Progress:
     def __init__(self, ls: SegueServer, token: Any, title: str, cancelled: threading.Event) -> None:
         self.ls, self.token, self.title, self.cancelled = ls, token, title, cancelled
         self.loop = asyncio.get_running_loop()
+        self.ended = False  # a scan this request waited on may report after the reply (another thread's)
 
     def begin(self) -> None:
         wdp = self.ls.work_done_progress
@@ -141,11 +142,16 @@ class _Progress:
         if fut is not None:  # window/workDoneProgress/cancel cancels this future
             fut.add_done_callback(lambda f: self.cancelled.set() if f.cancelled() else None)
 
-    def report(self, message: str, percentage: int) -> None:  # called from the worker thread
-        self.loop.call_soon_threadsafe(self.ls.work_done_progress.report, self.token,
-                                       types.WorkDoneProgressReport(message=message, percentage=percentage))
+    def report(self, message: str, percentage: int) -> None:  # called from a worker or the watcher's thread
+        self.loop.call_soon_threadsafe(self._report, types.WorkDoneProgressReport(message=message,
+                                                                                  percentage=percentage))
+
+    def _report(self, value: types.WorkDoneProgressReport) -> None:  # on the loop, so ordered with end()
+        if not self.ended:
+            self.ls.work_done_progress.report(self.token, value)
 
     def end(self) -> None:
+        self.ended = True
         self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd())
         self.ls.work_done_progress.tokens.pop(self.token, None)  # pygls never forgets client tokens
 
@@ -177,13 +183,21 @@ def list_sessions(ls: SegueServer, p: P.ListSessionsParams, cancelled: Callable[
     read: list[str] = []
     runtimes = [r for r in RUNTIMES if not p.runtime or r in p.runtime]
     if progress:  # a scan says how far it is: runtime by runtime, sessions read
+        totals: dict[str, int] = {}
+        dones: dict[str, int] = {}
+
         def report(runtime: str, sessions: int, done: int, total: int) -> None:
             read.append(runtime)
-            if runtime in runtimes and (done == total or done % 50 == 0):
-                i = runtimes.index(runtime)
-                share = (i + (done / total if total else 1.0)) / len(runtimes)
-                progress.report(f"reading {runtime} sessions: {sessions} read, {done}/{total} sources",
-                                int(100 * share))
+            if runtime not in runtimes:
+                return
+            totals[runtime], dones[runtime] = total, done
+            # a scan opens with every runtime's count of what it will read, then reads them side by side: the
+            # share of all sources read only grows
+            if (done == 0 and total) or (done != total and done % 50):
+                return
+            whole = sum(totals.values())
+            progress.report(f"reading {runtime} sessions: {sessions} read, {done}/{total} sources",
+                            100 * sum(dones.values()) // whole if whole else 100)
     # pages come from the service's decorated view, kept current by the store watcher
     page = svc.page(runtimes=p.runtime, directory=p.dir, include_subagents=p.include_subagents,
                     limit=p.limit, offset=p.offset, cancelled=cancelled, progress=report)
