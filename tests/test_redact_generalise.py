@@ -9,7 +9,10 @@ credential families) was the held-out figure (0.909 untuned by the second pass);
 author read no redaction code and no other generator) is the blind figure: 0.966 recall / 4.7 % FP on the rules it
 was written against, 0.974 / 7.1 % after the third pass. Only its per-commit totals were looked at, to find the
 commit whose false positives rose; that rule (echo-base64-decode) was narrowed on negatives of our own, giving
-0.974 / 4.7 %. Its rows have never been read. Only totals are printed here."""
+0.974 / 4.7 %. Its rows have never been read. gen_heldout4.jsonl (generate_heldout4.py, written blind on 2026-12-07 by
+an author who read no redaction code, no other generator and no other corpus; 74 credential families, 452 secrets, 201
+near-miss negatives) measured 0.967 recall / 9.5 % FP on the rules as they were, before anyone looked at it.
+Only totals are printed here."""
 
 from __future__ import annotations
 
@@ -41,12 +44,15 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
 # the goal is 0.95 on all; each file is held to what the rules reached, so a regression shows.
 # gen_heldout2: 0.831 untuned when written, 0.909 after the second pass, 1.000 after the third (see above)
 FLOOR = {"gen_dev.jsonl": 1.0, "gen_heldout.jsonl": 1.0, "gen_heldout2.jsonl": 1.0,
-         "gen_heldout3.jsonl": 0.97}
+         "gen_heldout3.jsonl": 0.97, "gen_heldout4.jsonl": 0.96}
+# false positives: at most 5 % (the goal), gen_heldout4 at what it measured blind (9.5 %, 2026-12-07)
+FP_CEILING = {"gen_heldout4.jsonl": 0.10}
 
 
 @pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False),
-                                       ("gen_heldout2.jsonl", False), ("gen_heldout3.jsonl", False)],
-                         ids=["dev", "heldout", "heldout2", "heldout3"])
+                                       ("gen_heldout2.jsonl", False), ("gen_heldout3.jsonl", False),
+                                       ("gen_heldout4.jsonl", False)],
+                         ids=["dev", "heldout", "heldout2", "heldout3", "heldout4"])
 def test_generated_corpus(name: str, show: bool) -> None:
     recall, fp, missed, changed = score(name)
     rows = _load(name)
@@ -58,7 +64,7 @@ def test_generated_corpus(name: str, show: bool) -> None:
         for x in changed:
             print("  changed:", x["source"], x["text"][:140].encode("unicode_escape").decode())
     assert recall >= FLOOR[name]
-    assert fp <= 0.05
+    assert fp <= FP_CEILING.get(name, 0.05)
 
 
 def test_corpora_are_well_formed_and_disjoint() -> None:
@@ -81,5 +87,20 @@ def test_second_heldout_corpus_is_well_formed_and_new() -> None:
     assert not old & {x["text"] for x in held2}
     r = Redactor(environ={})
     for x in held2:  # idempotent here too (the decoded views must not redact around a marker)
+        once, _ = r.redact(x["text"])
+        assert r.redact(once) == (once, 0), x["source"]
+
+
+def test_fourth_heldout_corpus_is_well_formed_new_and_redacted_idempotently() -> None:
+    held4 = _load("gen_heldout4.jsonl")
+    assert sum(x["secret"] is not None for x in held4) >= 450 and sum(x["secret"] is None for x in held4) >= 200
+    for x in held4:
+        assert set(x) == {"text", "secret", "source"} and x["source"].startswith("gen-held4:")
+        assert x["secret"] is None or x["secret"] in x["text"]
+    old = {x["text"] for name in ("gen_dev.jsonl", "gen_heldout.jsonl", "gen_heldout2.jsonl", "gen_heldout3.jsonl")
+           for x in _load(name)}
+    assert not old & {x["text"] for x in held4}
+    r = Redactor(environ={})
+    for x in held4:
         once, _ = r.redact(x["text"])
         assert r.redact(once) == (once, 0), x["source"]
