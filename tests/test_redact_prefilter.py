@@ -62,6 +62,11 @@ def _samples(rng: random.Random) -> list[str]:
         "pk_" + rand("0123456789", 8) + "_" + rand(upper, 32), "ssh-keygen -t ed25519 -N " + rand(alnum, 12),
         "net user svc " + rand(alnum, 10) + " /add", "echo " + rand(alnum, 16) + "= | base64 -d",
         "curl -u sk" + rand(alnum, 24) + ": https://api.example.com", "https://" + rand(alnum, 24) + "@git.example.com",
+        # the fourth pass (gen_heldout4's kinds)
+        "ma clé API est " + rand(alnum, 24), "login with root/" + rand(alnum, 10) + "! then",
+        "mc alias set s3 https://m:9000 ak " + rand(alnum, 20), "curl -b JSESSIONID=" + rand(upper, 32) + " x",
+        "パスワード：" + rand(alnum, 10) + "#", "I changed the password to " + rand(alnum, 10) + "#",
+        "twilio(sid, '" + rand(hexd, 32) + "')",
     ]
 
 

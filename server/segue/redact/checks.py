@@ -55,10 +55,35 @@ _PLACEHOLDER_RE = recache.compile(
       | [*•·.#_-]{3,}                        # ***, ..., ###
       | (.)\1{2,}                            # xxxx, 0000, yyy
       | \[REDACTED:[^\]]{0,64}\]
+      | (?:op|vault|ref\+[a-z0-9]{1,20}|sm|gcpsm|akv|keyvault|azurekeyvault|doppler|infisical|bws|secretsmanager)://\S{0,300}
+                                             # secret managers' references (op://vault/item/field)
+      | arn:aws:(?:secretsmanager|ssm):\S{0,300}
     )$""",
     re.X,
 )
 _X_RUN_RE = recache.compile(r"[xX]{6,}|[*#•]{4,}|\.\.\.|…")
+# what a bare word after "the password is" says about a password rather than being one ("the password is wrong",
+# "… is stored in 1Password", "la contraseña es incorrecta"); also function words a flag's value never is (--password
+# via the CLI)
+_STATE_WORDS = frozenset({
+    "wrong", "incorrect", "invalid", "correct", "right", "expired", "expiring", "needed", "missing", "weak", "strong",
+    "short", "long", "too", "not", "also", "still", "now", "being", "stored", "saved", "kept", "changed", "reset",
+    "rotated", "generated", "encrypted", "hashed", "managed", "shared", "sent", "in", "at", "from", "under",
+    "inside", "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "different", "mandatory",
+    "forgotten", "lost", "locked", "valid", "accepted", "rejected", "visible", "printed", "logged", "configured",
+    "defined", "available", "unavailable", "good", "bad", "fine", "ok", "okay", "secure", "insecure", "compromised",
+    "leaked", "exposed", "case", "via", "through", "only", "never", "always", "already", "then", "just", "what",
+    "falsch", "richtig", "ungültig", "abgelaufen", "zu", "nicht", "leer", "korrekt", "gespeichert", "geändert",
+    "incorrecta", "incorrecto", "correcta", "correcto", "inválida", "invalida", "válida", "valida", "demasiado",
+    "muy", "vacía", "vacia", "obligatoria", "requerida", "débil", "debil", "segura", "caducada", "expirada", "la",
+    "el", "una", "un", "incorrecte", "faux", "fausse", "invalide", "trop", "vide", "obligatoire", "expiré", "expirée",
+    "le", "une", "incorreta", "incorreto", "errada", "errado", "muito", "vazia", "obrigatória", "o", "uma", "um",
+    "sbagliata", "errata", "scaduta", "troppo", "vuota",
+})
+# a secret's name made of plain words (db-password, github_token): what --secret=… names, not a value
+_SECRET_NAME_RE = recache.compile(
+    r"[a-z]+(?:[-_][a-z]+)*[-_](?:password|passwd|pass|pwd|secret|token|key|credentials?)(?:[-_][a-z]+)*"
+    r"|(?:password|passwd|secret|token|key|credentials?)[-_][a-z]+(?:[-_][a-z]+)*")
 # words that mark a value as made up, in context rules only (vendor tokens may contain them)
 _MADE_UP_RE = recache.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
 _CODE_RE = recache.compile(
@@ -85,8 +110,8 @@ def is_placeholder(value: str) -> bool:
     core = _unquote(v.rstrip(",;")).rstrip(",;")
     if not core or core.lower() in _STOPWORDS or _PLACEHOLDER_RE.match(core):
         return True
-    if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core):
-        return True
+    if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core) or core.endswith(("EXAMPLE", "EXAMPLEKEY")):
+        return True  # (…EXAMPLE, …EXAMPLEKEY: AWS's documented example keys)
     return not re.search(r"[A-Za-z0-9]", core)
 
 
@@ -96,6 +121,25 @@ Check = Callable[[str, "re.Match[str]", str], bool]  # (value, match, text) -> k
 
 def _tier1_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _X_RUN_RE.search(value)
+
+
+def _aws_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """AWS's own documented examples (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY) end in EXAMPLE
+    or EXAMPLEKEY; a real key's random body does not spell it."""
+    core = _unquote(value)
+    return _tier1_ok(value, m, text) and not core.endswith(("EXAMPLE", "EXAMPLEKEY"))
+
+
+def _cli_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """--password VALUE: any value but a function word (--password via the CLI is insecure) or a secret's name
+    (--secret=db-password: gcloud names the secret, it does not give it)."""
+    core = _unquote(value).rstrip(",;.")
+    low = core.lower()
+    return low not in _STATE_WORDS and not _SECRET_NAME_RE.fullmatch(low) and _context_ok(value, m, text)
+
+
+# a path of plain names (secret/myapp/db, kv/prod/api): what a secret is stored under
+_WORD_PATH_RE = recache.compile(r"[A-Za-z][\w.-]{0,60}(?:/[A-Za-z][\w.-]{0,60}){1,12}/?")
 
 
 # a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
@@ -204,9 +248,10 @@ def _password_ok(value: str, m: re.Match[str], text: str) -> bool:
         return False
     if core.isalpha():
         # a bare word after only a space is prose ("password must be"); after ':' '=' or "is" it
-        # may be a human password ("my password is sunshine")
-        return bool(sep.strip()) and core.lower() not in _STOPWORDS
-    return True
+        # may be a human password ("my password is sunshine"), unless it is a word about the password
+        return bool(sep.strip()) and core.lower() not in _STOPWORDS and core.lower() not in _STATE_WORDS
+    # password secret/myapp/db (vault kv get -field=password PATH): after a space only, a path is not a value
+    return bool(sep.strip()) or not _WORD_PATH_RE.fullmatch(core)
 
 
 def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -217,6 +262,8 @@ def _prose_ok(value: str, m: re.Match[str], text: str) -> bool:
     if key.lower() == "key":  # "my api key is …": the qualifier is the word before, in prose
         before = text[max(0, m.start() - 20) : m.start()].rstrip().rsplit(None, 1)
         key = (before[-1] if before else "") + "_key"
+        if key[:-4].lower() in _PROVIDER_WORDS:
+            key = "api_key"  # "my openai key is …"
     # bare after "my token is", "key:": only a value that looks random (a word or a name is prose). Tested
     # first: it rejects most prose ("token counter") at the cost of a length test, and every test here is pure
     from segue.redact.generic import random_body  # generic imports this module
@@ -268,6 +315,15 @@ _PW_KEY_WORDS = frozenset({
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
+})
+# a provider's name before "key" in prose ("my openai key is …", "the azure key is …"): that provider's credential
+_PROVIDER_WORDS = frozenset({
+    "openai", "azure", "anthropic", "claude", "gemini", "google", "gcp", "aws", "stripe", "github", "gitlab",
+    "slack", "twilio", "sendgrid", "mailgun", "datadog", "huggingface", "hf", "mistral", "cohere", "groq",
+    "openrouter", "perplexity", "replicate", "pinecone", "supabase", "firebase", "vercel", "netlify",
+    "cloudflare", "heroku", "algolia", "deepseek", "xai", "grok", "elevenlabs", "fireworks", "together",
+    "voyage", "tavily", "serpapi", "linear", "notion", "shopify", "paypal", "braintree", "plaid", "sentry",
+    "newrelic", "okta", "auth0", "airtable", "postmark", "resend", "brevo", "mailchimp", "zendesk", "hubspot",
 })
 _SECRET_LAST_WORDS = frozenset({"key", "secret", "token", "credential", "credentials", "creds", "apikey", "password",
                                 "passphrase", "pass", "pwd", "auth"})
@@ -418,6 +474,41 @@ def _pgpass_ok(value: str, m: re.Match[str], text: str) -> bool:
     """host:port:db:user:password: the host is * or a name or address (a letter or a dot), not a time (10:30:…)."""
     host = m.group("h")
     return (host == "*" or re.search(r"[A-Za-z.]", host) is not None) and _context_ok(value, m, text)
+
+
+def _random_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """A value named only by its place (a tool's positional argument, "ma clé … est X"): quoted and not a plain
+    word, or one that looks random."""
+    from segue.redact.generic import random_body  # generic imports this module
+
+    core = _unquote(value).rstrip(",;.:!?)")
+    if not _context_ok(value, m, text) or len(core) < 8:
+        return False
+    return random_body(core, 12) or (_quoted(value) and not core.isalpha() and " " not in core)
+
+
+def _cjk_value_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """パスワードは X: the ASCII run after the keyword, with a digit or symbol (a bare English word is prose)."""
+    core = value.rstrip("。、」』.,;:!?)\"'")
+    return len(core) >= 4 and not core.isalpha() and _context_ok(core, m, text) and core.lower() not in _STOPWORDS
+
+
+# what comes before "password to X" when it says the password was set to X: a verb, then at most two words
+_SET_VERB_BEFORE_RE = recache.compile(
+    r"(?i)\b(?:chang|reset|set|updat|rotat|switch)\w{0,4}(?:[ \t]{1,16}[\w.@-]{1,30}){0,2}[ \t]{1,16}\Z")
+
+
+def _set_to_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"I changed the password to X", "reset the admin password to X": the verb is looked for before the keyword
+    (the rule matches from the keyword, so sre tries it only there)."""
+    return (_SET_VERB_BEFORE_RE.search(text, max(0, m.start() - 80), m.start()) is not None
+            and _prose_value_ok(value, m, text))
+
+
+def _twilio_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Client(sid, 'hex32'): a generic Client( counts only with an AC… account SID or twilio in the text."""
+    call = m.group(0)
+    return _context_ok(value, m, text) and ("twilio" in call.lower() or "AC" in call or "twilio" in text.lower())
 
 
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:

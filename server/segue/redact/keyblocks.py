@@ -23,6 +23,11 @@ _KEY_BODY_RE = recache.compile(
 )
 
 
+# key material between BEGIN and END: a run of base64 (every armoured key has lines of 64)
+_MATERIAL_RE = recache.compile(r"[A-Za-z0-9+/]{16}")
+_PROSE_RE = recache.compile(r"[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}")  # words with a space between: never in a key body
+
+
 def _extend_over_key_blocks(text: str, lo: int, hi: int) -> int:
     """Move ``hi`` past the END line of any private-key block that begins before it."""
     while True:
@@ -72,6 +77,9 @@ def _key_blocks(text: str) -> list[tuple[int, int, str]]:
             continue
         i = bisect.bisect_left(starts, b.end())
         if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
+            if (not _MATERIAL_RE.search(text, b.end(), ends[i].start())
+                    and _PROSE_RE.search(text, b.end(), ends[i].start())):
+                continue  # "starts with -----BEGIN … KEY----- and ends with -----END … KEY-----": prose, no key
             span = (b.start(), ends[i].end(), "private-key")
         else:  # END cut off: take every following line that looks like key material
             body = _KEY_BODY_RE.match(text, b.end())

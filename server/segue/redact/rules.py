@@ -16,8 +16,11 @@ from segue.redact.checks import (
     Check,
     _auth_pair_ok,
     _auth_param_ok,
+    _aws_ok,
     _base64_text_ok,
     _bearer_ok,
+    _cjk_value_ok,
+    _cli_flag_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
@@ -30,12 +33,15 @@ from segue.redact.checks import (
     _pgpass_ok,
     _prose_ok,
     _prose_value_ok,
+    _random_value_ok,
     _scaleway_ok,
     _secret_flag_ok,
     _secret_ok,
+    _set_to_ok,
     _slack_ok,
     _sql_user_ok,
     _tier1_ok,
+    _twilio_ok,
     _url_ok,
     _url_param_ok,
     _url_slash_ok,
@@ -146,7 +152,7 @@ RULES: tuple[Rule, ...] = (
     Rule("putty-private-key", 1, _r(r"PuTTY-User-Key-File-\d+:[\s\S]{0,8192}?Private-MAC: ?[0-9a-fA-F]+"),
          ("putty-user-key-file",), whole_text=True),
     Rule("aws-access-key-id", 1, _r(r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b"),
-         ("a3t", "akia", "asia", "abia", "acca"), _tier1_ok, starts=_AT_KEYWORD),
+         ("a3t", "akia", "asia", "abia", "acca"), _aws_ok, starts=_AT_KEYWORD),
     Rule("github-token", 1, _r(r"\b(?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,255}\b"),
          ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), _tier1_ok, starts=_AT_KEYWORD),
     Rule("github-fine-grained-pat", 1, _r(r"\bgithub_pat_\w{82}\b"), ("github_pat_",), _tier1_ok, starts=_AT_KEYWORD),
@@ -327,7 +333,7 @@ RULES: tuple[Rule, ...] = (
     Rule("cli-password-flag", 2,
          _r(r"(?i)-(?<![\w-]-)-?(?:password|passwd|pass|pwd|token|api[-_]?key|apikey|secret|auth-token|access-token"
             r"|client-secret|secret-key|access-key)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"),
-         ("pass", "pwd", "token", "key", "secret"), _context_ok),
+         ("pass", "pwd", "token", "key", "secret"), _cli_flag_ok),
     Rule("mysql-password", 2,
          _r(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]{0,300}?[ \t]-p"
             r"(?P<s>" + _QV + r"|[^\s'\"-][^\s'\"]{0,200})"), ("mysql", "mariadb"), _context_ok, starts=_AT_KEYWORD),
@@ -476,6 +482,9 @@ RULES: tuple[Rule, ...] = (
     # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
     Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
+    # Braintree's access tokens: access_token$production$<merchant>$<32 hex>
+    Rule("braintree-access-token", 1,
+         _r(r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}"), ("access_token$",), _tier1_ok),
     # ID:SECRET pairs of 16 upper-case alphanumerics and 64 base64 characters (Confluent Cloud API keys)
     Rule("api-key-pair", 1, _r(r"(?<![A-Za-z0-9])[A-Z0-9]{16}:(?P<s>[A-Za-z0-9+/]{64})(?![A-Za-z0-9+/])"),
          gate=_r(r"(?i):[a-z0-9+/]{64}")),
@@ -493,10 +502,12 @@ RULES: tuple[Rule, ...] = (
          _r(r"\bhtpasswd(?P<f>(?:" + _SP1 + r"-[a-zA-Z]{1,6}){1,4})" + _SP1 + r"\S{1,300}" + _SP1 + r"\S{1,200}" + _SP1
             + r"(?P<s>" + _QV + "|" + _BARE + ")"), ("htpasswd",), _htpasswd_ok),
     Rule("password-prose-for", 2,
-         _r(r"(?i)\b(?:password|passwd|passwort|pw|pwd|passcode|passphrase)" + _SP1
-            + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de)" + _SP1
+         _r(r"(?i)\b(?:password|passwd|passwort|pw|pwd|passcode|passphrase|contraseña|contrasena|senha|mot de passe"
+            r"|kennwort|wachtwoord)" + _SP1
+            + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de|du|do|da|del|van)" + _SP1
             + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
-            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw"), _prose_value_ok, starts=_AT_KEYWORD),
+            + "|(?![-(<])" + _BARE + ")"), ("pass", "pw", "contrase", "senha", "mot de passe", "kennwort", "wachtwoord"),
+         _prose_value_ok, starts=_AT_KEYWORD),
     # "le mot de passe root est X", "das Passwort von root ist X": one word (after a preposition or not) between
     Rule("password-prose-word", 2,
          _r(r"(?i)\b(?:mot de passe|contraseña|contrasena|passwort|password|passwd|kennwort|senha|wachtwoord|pwd)" + _SP1
@@ -504,6 +515,30 @@ RULES: tuple[Rule, ...] = (
             + r"|is|was)(?P<sep>" + _SP + r":?" + _SP1 + r")(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("mot de passe", "contrase", "passw", "kennwort", "senha", "wachtwoord", "pwd"), _prose_value_ok,
          starts=_AT_KEYWORD),
+    # "I changed the password to X", "reset the admin password to X"
+    Rule("password-set-to", 2,
+         _r(r"(?i)(?:password|passwd|passphrase|passcode|pw|pwd)" + _SP1 + r"(?:back" + _SP1 + r")?to" + _SP1
+            + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         ("pass", "pw"), _set_to_ok, starts=_AT_KEYWORD),
+    # "パスワードは X です", "パスワード：X", "密码是 X", "비밀번호는 X": passwords are ASCII, the prose around them not
+    Rule("password-prose-cjk", 2,
+         _r(r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|암호)(?:は|が|を|:|：|=|＝|是|为|為|는|은|:)[ \t\u3000]{0,4}"
+            r"(?:「|『|\"|')?(?P<s>[!-~]{4,200})"),
+         ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호"), _cjk_value_ok),
+    # "ma clé API est X", "mi clave de Azure es X", "minha chave é X", "mein Schlüssel ist X"
+    Rule("key-prose-foreign", 2,
+         _r(r"(?i)\b(?:clé|clave|chave|schlüssel|schluessel|chiave|klucz)\b[^\n.:=]{0,40}?" + _SP1
+            + r"(?:est|es|é|ist|è|is|jest|lautet)" + _SP + r":?" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("clé", "clave", "chave", "schlüssel", "schluessel", "chiave", "klucz"), _random_value_ok,
+         starts=_AT_KEYWORD),
+    # a user and a password as one path-like pair: "login with root/X", "ssh as deploy / X"
+    Rule("login-user-slash-password", 2,
+         _r(r"(?i)\b(?:log[ -]?in|logged in|sign[ -]?in|ssh|connect(?:ed)?|auth(?:enticate)?)" + _SP1
+            + r"(?:with|as|using)" + _SP1 + r"[\w.@+-]{1,64}" + _SP + "/" + _SP
+            + r"(?P<s>[^\s/]{4,200}?)(?=[,;:!?)]?(?:\s|$))"),
+         ("login", "log in", "log-in", "logged in", "signin", "sign in", "sign-in", "ssh as", "connect", "authenticat",
+          "auth with", "auth as", "auth using"), _prose_value_ok, starts=_AT_KEYWORD,
+         gate=_r(r"(?i)(?:with|as|using)[ \t]{1,16}[\w.@+-]{1,64}[ \t]{0,16}/")),
     # creds: admin / X, login: deploy / X (a user and a password written as a pair)
     Rule("user-slash-password", 2,
          _r(r"(?i)\b(?:creds|credentials|logins?|user/pass(?:word)?|username/password)" + _SP + r"[:=]" + _SP
@@ -517,6 +552,36 @@ RULES: tuple[Rule, ...] = (
             + r"(?P<s>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}')"),
          ("auth", "login", "credential", "signin", "sign_in"), _auth_pair_ok,
          gate=_r(r"(?i)(?:auth|login|credentials?|signin|sign_in)" + _SP + r"(?:=" + _SP + r")?\(" + _SP + r"[\w\"']")),
+    # MinIO's client: mc alias set NAME URL ACCESS-KEY SECRET-KEY (and the older mc config host add)
+    Rule("minio-alias-secret", 2,
+         _r(r"\bmc(?:\.exe)?" + _SP1 + r"(?:alias" + _SP1 + r"set|config" + _SP1 + r"host" + _SP1 + r"add)"
+            + r"(?:" + _SP1 + r"--?[\w-]{1,30})*" + _SP1 + r"\S{1,200}" + _SP1 + r"\S{1,400}" + _SP1 + r"\S{1,200}" + _SP1
+            + r"(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"), ("mc alias", "mc.exe alias", "mc config"), _context_ok,
+         starts=Starts(("mc alias", "mc.exe alias", "mc config"))),
+    # poetry config http-basic.REPO USER PASSWORD
+    Rule("poetry-http-basic", 2,
+         _r(r"\bpoetry" + _SP1 + r"config(?:" + _SP1 + r"--?[\w-]{1,30})*" + _SP1 + r"http-basic\.\S{1,100}" + _SP1
+            + r"\S{1,200}" + _SP1 + r"(?P<s>(?!-)" + _QV + "|(?!-)" + _BARE + ")"), ("http-basic",), _context_ok),
+    # a twilio client's auth token: twilio(sid, 'hex'), Client("AC…", "hex")
+    Rule("twilio-client-token", 2,
+         _r(r"(?i)\b(?:twilio(?:\.rest)?(?:\.Client)?|Client)" + _SP + r"\(" + _SP
+            + r"(?:[\"']AC[0-9a-f]{32}[\"']|[A-Za-z_][\w.]{0,60})" + _SP + "," + _SP
+            + r"[\"'](?P<s>[0-9a-f]{32})[\"']"), ("twilio", "client(\"ac", "client('ac"), _twilio_ok,
+         starts=Starts(("twilio", "client"))),
+    # a header as a name/value pair (HAR files, fetch/axios configs): {"name": "Authorization", "value": "Basic …"}
+    Rule("header-name-value", 2,
+         _r(r"(?i)[\"']name[\"']" + _SP + ":" + _SP + r"[\"'](?:proxy-)?(?:authorization|cookie|set-cookie|x-api-key"
+            r"|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-functions-key)[\"']" + _SP + ","
+            + _SP + r"[\"']value[\"']" + _SP + ":" + _SP + r"[\"'](?:(?:Basic|Bearer|Token|Digest|Negotiate)"
+            + _SP1 + r")?(?P<s>[^\"'\n]{6,4000})[\"']"), ("\"name\"", "'name'"), _context_ok,
+         gate=_r(r"(?i)name[\"']" + _SP + ":" + _SP + r"[\"'](?:proxy-)?(?:authoriz|cookie|set-cookie|x-|api-key"
+                 r"|private-token)")),
+    # session cookies by their frameworks' names, anywhere (curl -b, a Cookie header, a browser's export)
+    Rule("session-cookie", 2,
+         _r(r"(?i)(?<![\w.-])(?:jsessionid|phpsessid|asp\.net_sessionid|aspsessionid\w{0,10}|sessionid|session_id"
+            r"|connect\.sid|laravel_session|_session_id|ci_session|cfid|cftoken|sid)=(?P<s>[^;\s\"'&,]{16,400})"),
+         ("jsessionid", "phpsessid", "aspsessionid", "asp.net_sessionid", "sessionid", "session_id", "connect.sid",
+          "laravel_session", "ci_session", "sid=", "cfid", "cftoken"), _random_value_ok, starts=Starts((), None, 12)),
     # a secret piped into a command that reads it from stdin (echo X | docker login --password-stdin)
     Rule("stdin-secret", 2,
          _r(r"\b(?:echo|printf)" + _SP1 + r"(?:-n" + _SP1 + r"|'%s'" + _SP1 + r"|\"%s\"" + _SP1 + r")?(?P<s>" + _QV
