@@ -101,10 +101,16 @@ class Listing:
         seen: set[tuple[str, str]] = set()
         groups: list[list[Session]] = []
         for s in tops:
+            key = (s.runtime, s.id)
+            if key in seen:
+                continue
+            if not include_subagents or key not in children:  # most sessions: a group of one, no sort, no call
+                seen.add(key)
+                groups.append([s])
+                continue
             group: list[Session] = []
             emit(s, seen, group)
-            if group:
-                groups.append(group)
+            groups.append(group)
         return groups
 
 

@@ -318,7 +318,7 @@ _SECRET_KEY_WORDS = frozenset({
 })
 # a provider's name before "key" in prose ("my openai key is …", "the azure key is …"): that provider's credential
 _PROVIDER_WORDS = frozenset({
-    "openai", "azure", "anthropic", "claude", "gemini", "google", "gcp", "aws", "stripe", "github", "gitlab",
+    "openai", "azure", "anthropic", "google", "gcp", "aws", "stripe", "github", "gitlab",
     "slack", "twilio", "sendgrid", "mailgun", "datadog", "huggingface", "hf", "mistral", "cohere", "groq",
     "openrouter", "perplexity", "replicate", "pinecone", "supabase", "firebase", "vercel", "netlify",
     "cloudflare", "heroku", "algolia", "deepseek", "xai", "grok", "elevenlabs", "fireworks", "together",
