@@ -14,7 +14,11 @@ an author who read no redaction code, no other generator and no other corpus; 74
 near-miss negatives) measured 0.967 recall / 9.5 % FP on the rules as they were, before anyone looked at it. Then
 only the labels of its misses (family:kind:context, no text) were read, and each kind was written as new cases of our
 own (tests/test_redact_kinds4.py) and fixed by shape and context: 0.991 / 4.5 % after, so it is half-tuned now. The
-blind gen_heldout3 moved with it, untouched: 0.974 → 0.980 recall, 4.7 % FP. Only totals are printed here."""
+blind gen_heldout3 moved with it, untouched: 0.974 → 0.980 recall, 4.7 % FP.
+gen_heldout5.jsonl (generate_heldout5.py, written blind on 2026-12-07 the same way; 96 families, 425 secrets, 223
+negatives, mostly multi-line agent artefacts and prose in 15 languages) measured 0.936 recall / 14.3 % FP on the
+rules after the fourth pass, before anyone looked at it: below both goals, and held to that figure until a pass
+reads its labels. Only totals are printed here."""
 
 from __future__ import annotations
 
@@ -46,15 +50,17 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
 # the goal is 0.95 on all; each file is held to what the rules reached, so a regression shows.
 # gen_heldout2: 0.831 untuned when written, 0.909 after the second pass, 1.000 after the third (see above)
 FLOOR = {"gen_dev.jsonl": 1.0, "gen_heldout.jsonl": 1.0, "gen_heldout2.jsonl": 1.0,
-         "gen_heldout3.jsonl": 0.98, "gen_heldout4.jsonl": 0.99}
+         "gen_heldout3.jsonl": 0.98, "gen_heldout4.jsonl": 0.99,
+         "gen_heldout5.jsonl": 0.93}
 # false positives: at most 5 % (the goal; gen_heldout4 measured 9.5 % blind, 4.5 % after the fourth pass)
-FP_CEILING: dict[str, float] = {}
+# gen_heldout5: 14.3 % blind (2026-12-07), above the goal: its ceiling is that figure until a pass looks at it
+FP_CEILING: dict[str, float] = {"gen_heldout5.jsonl": 0.15}
 
 
 @pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False),
                                        ("gen_heldout2.jsonl", False), ("gen_heldout3.jsonl", False),
-                                       ("gen_heldout4.jsonl", False)],
-                         ids=["dev", "heldout", "heldout2", "heldout3", "heldout4"])
+                                       ("gen_heldout4.jsonl", False), ("gen_heldout5.jsonl", False)],
+                         ids=["dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"])
 def test_generated_corpus(name: str, show: bool) -> None:
     recall, fp, missed, changed = score(name)
     rows = _load(name)
@@ -93,16 +99,18 @@ def test_second_heldout_corpus_is_well_formed_and_new() -> None:
         assert r.redact(once) == (once, 0), x["source"]
 
 
-def test_fourth_heldout_corpus_is_well_formed_new_and_redacted_idempotently() -> None:
-    held4 = _load("gen_heldout4.jsonl")
-    assert sum(x["secret"] is not None for x in held4) >= 450 and sum(x["secret"] is None for x in held4) >= 200
-    for x in held4:
-        assert set(x) == {"text", "secret", "source"} and x["source"].startswith("gen-held4:")
+@pytest.mark.parametrize("n,pos,neg,older", [(4, 450, 200, 4), (5, 420, 220, 5)], ids=["heldout4", "heldout5"])
+def test_later_heldout_corpora_are_well_formed_new_and_redacted_idempotently(n: int, pos: int, neg: int,
+                                                                              older: int) -> None:
+    held = _load(f"gen_heldout{n}.jsonl")
+    assert sum(x["secret"] is not None for x in held) >= pos and sum(x["secret"] is None for x in held) >= neg
+    for x in held:
+        assert set(x) == {"text", "secret", "source"} and x["source"].startswith(f"gen-held{n}:")
         assert x["secret"] is None or x["secret"] in x["text"]
-    old = {x["text"] for name in ("gen_dev.jsonl", "gen_heldout.jsonl", "gen_heldout2.jsonl", "gen_heldout3.jsonl")
-           for x in _load(name)}
-    assert not old & {x["text"] for x in held4}
+    names = ["gen_dev.jsonl", "gen_heldout.jsonl"] + [f"gen_heldout{i}.jsonl" for i in range(2, older)]
+    old = {x["text"] for name in names for x in _load(name)}
+    assert not old & {x["text"] for x in held}
     r = Redactor(environ={})
-    for x in held4:
+    for x in held:
         once, _ = r.redact(x["text"])
         assert r.redact(once) == (once, 0), x["source"]
