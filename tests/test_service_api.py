@@ -117,6 +117,20 @@ def test_an_out_of_range_count_is_a_usage_error_on_the_cli(tmp_path: Path, argv:
     assert e.value.code == 2
 
 
+@pytest.mark.parametrize("argv", [["handoff", "emit", "claude:s5", "--from", ""],
+                                  ["handoff", "emit", "claude:s5", "--from", "Terminal"],
+                                  ["handoff", "emit", "claude:s5", "--from", "a b"],
+                                  ["handoff", "claim", "h_x", "--as", ""],
+                                  ["handoff", "claim", "h_x", "--as", "Bad Surface"]])
+def test_a_malformed_surface_is_a_usage_error_not_a_traceback(tmp_path: Path, argv: list[str],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--home", str(tmp_path / "state"), *argv])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "must be a short lowercase word" in err and "Traceback" not in err
+
+
 def test_a_bad_tail_does_not_use_the_token_up(home: Path) -> None:
     svc = _svc(home)
     token = svc.emit("claude:s5", "terminal").token

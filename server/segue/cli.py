@@ -86,10 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     e = hs.add_parser("emit", help="emit a token for a session (prints only the token)")
     e.add_argument("ref", nargs="?")
     e.add_argument("--session", dest="session_ref", metavar="REF")
-    e.add_argument("--from", dest="surface", default="terminal", help="this surface: terminal or editor")
+    e.add_argument("--from", dest="surface", default="terminal", type=_surface, help="this surface: terminal or editor")
     c = hs.add_parser("claim", help="claim a token (prompted without echo when omitted)")
     c.add_argument("token", nargs="?")
-    c.add_argument("--as", dest="surface", default="terminal", help="this surface: terminal or editor")
+    c.add_argument("--as", dest="surface", default="terminal", type=_surface, help="this surface: terminal or editor")
     c.add_argument("--json", action="store_true")
     c.add_argument("--tail", type=_within(CLAIM_TAIL), default=CLAIM_TAIL.default, metavar="N",
                    help=f"steps of recent activity, {CLAIM_TAIL.describe()} (default {CLAIM_TAIL.default})")
@@ -117,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("demo", help="list and brief a bundled sample store written by the real runtimes")
     return p
+
+
+def _surface(v: str) -> str:
+    """--from / --as: the registry's rule, checked while parsing (a usage error, not a traceback)."""
+    from segue.tokens import SURFACE_SHAPE, SURFACES  # only when given: the list path never imports tokens
+    if not SURFACE_SHAPE.match(v):
+        raise argparse.ArgumentTypeError(f"must be a short lowercase word such as {' or '.join(SURFACES)}")
+    return v
 
 
 def _number(v: str) -> int:
