@@ -261,3 +261,11 @@ def test_a_found_value_is_redacted_in_every_piece_of_the_brief() -> None:
     assert pw not in md and pw not in str(f.to_json())
     other = facts_of([Step("request", f"the word {pw} alone is not a secret here")])
     assert pw in str(other.to_json())  # negative control: nothing was learned in this brief
+
+
+@pytest.mark.parametrize("runtime,line", [("opencode", "from an OpenCode session."),
+                                          ("codex", "from a Codex CLI session.")])
+def test_the_brief_names_its_runtime_with_the_right_article(runtime: str, line: str) -> None:
+    s = Session(runtime=runtime, id="x1", store_path="/s", cwd="/w", title="t")
+    md = render(build_facts(s, iter([]), ReadStats(), Redactor(environ={})))
+    assert line in md

@@ -298,7 +298,8 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
     name = display_name(s.runtime)
     out: list[str] = []
     out.append(f"# Segue handoff brief: {inline(s.title or s.first_request or s.id, 120)}\n")
-    out.append(f"Written by Segue at {iso(now or time.time())} from a {name} session.\n")
+    article = "an" if name[:1].lower() in "aeiou" else "a"  # an OpenCode session
+    out.append(f"Written by Segue at {iso(now or time.time())} from {article} {name} session.\n")
     if facts.from_kept_facts:
         out.append(f"**Note:** this session is no longer in {name}'s own store. This brief was rebuilt from "
                    f"the facts Segue kept when it last briefed it ({iso(facts.kept_at)}).\n")
