@@ -141,13 +141,15 @@ def test_every_rule_match_holds_its_required_characters() -> None:
 
 
 def _prose_ok_before(value: str, m: re.Match[str], text: str) -> bool:
-    """checks._prose_ok as it was written before its tests were reordered."""
+    """checks._prose_ok as it was written before its tests were reordered (with the provider words it has since)."""
     key = m.group("k")
     if key.lower() in ("mot de passe", "пароль") or _names_secret(key, _PW_KEY_WORDS, False):
         return _password_ok(value, m, text)
     if key.lower() == "key":
         before = text[max(0, m.start() - 20) : m.start()].rstrip().rsplit(None, 1)
         key = (before[-1] if before else "") + "_key"
+        if key[:-4].lower() in checks._PROVIDER_WORDS:  # the fourth pass's meaning: "my openai key is …"
+            key = "api_key"
     if not (_names_secret(key, _SECRET_KEY_WORDS, True) and _secret_ok(value, m, text)):
         return False
     if _quoted(value):

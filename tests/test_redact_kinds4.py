@@ -96,3 +96,18 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize("text", LOOK_ALIKES)
 def test_look_alike_left_alone(r: Redactor, text: str) -> None:
     assert r.redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize("sep", [" ", ":", ",", " | "])
+def test_an_aws_secret_pasted_bare_after_its_key_id_is_redacted(sep: str) -> None:
+    # found by a new user's trial: the id was caught, the unlabelled secret after it was not
+    kid, secret = "AKIA" + "Q7ZL2M4XW6RB3NTP", "fY5ubiheyEd7P4zDL+ak6J0kGODKdinZnLXicaBA"
+    out, n = Redactor(environ={}).redact(f"here are the creds {kid}{sep}{secret} please configure the cli.")
+    assert secret not in out and kid not in out and n == 2 and out.endswith(" please configure the cli.")
+
+
+def test_aws_documented_example_pair_and_a_word_after_a_key_id_stay() -> None:
+    for text in ("AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                 "AKIAQ7ZL2M4XW6RB3NTP is the id; the secret is in the vault"):
+        out, _ = Redactor(environ={}).redact(text)
+        assert "EXAMPLEKEY" in out or "the secret is in the vault" in out

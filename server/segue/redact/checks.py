@@ -130,6 +130,13 @@ def _aws_ok(value: str, m: re.Match[str], text: str) -> bool:
     return _tier1_ok(value, m, text) and not core.endswith(("EXAMPLE", "EXAMPLEKEY"))
 
 
+def _aws_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """The 40 characters after a key id: a random body (not a word run, not AWS's documented example)."""
+    from segue.redact.generic import random_body  # generic imports this module
+
+    return _aws_ok(value, m, text) and random_body(value, 12)
+
+
 def _cli_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
     """--password VALUE: any value but a function word (--password via the CLI is insecure) or a secret's name
     (--secret=db-password: gcloud names the secret, it does not give it)."""

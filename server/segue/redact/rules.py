@@ -17,6 +17,7 @@ from segue.redact.checks import (
     _auth_pair_ok,
     _auth_param_ok,
     _aws_ok,
+    _aws_pair_ok,
     _base64_text_ok,
     _bearer_ok,
     _cjk_value_ok,
@@ -308,6 +309,10 @@ RULES: tuple[Rule, ...] = (
          starts=Starts((":a",), "0123456789", 16)),
     Rule("discord-bot-token", 2, _r(r"[MNO][A-Za-z\d_-]{23,25}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,38}\b"),
          gate=_r(r"(?i)\.[a-z\d_-]{6}\.")),
+    # the pair pasted bare ("AKIA… wJalr…", "AKIA…:wJalr…"): the 40 characters right after an access key id are its secret
+    Rule("aws-secret-after-key-id", 2,
+         _r(r"\b(?:AKIA|ASIA)[A-Z2-7]{16}[ \t:,;|/]{1,3}(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+         ("akia", "asia"), _aws_pair_ok),
     Rule("aws-secret-access-key", 2,
          _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
