@@ -99,15 +99,14 @@ def test_second_heldout_corpus_is_well_formed_and_new() -> None:
         assert r.redact(once) == (once, 0), x["source"]
 
 
-@pytest.mark.parametrize("n,pos,neg,older", [(4, 450, 200, 4), (5, 420, 220, 5)], ids=["heldout4", "heldout5"])
-def test_later_heldout_corpora_are_well_formed_new_and_redacted_idempotently(n: int, pos: int, neg: int,
-                                                                              older: int) -> None:
+@pytest.mark.parametrize("n,pos,neg", [(4, 450, 200), (5, 420, 220)], ids=["heldout4", "heldout5"])
+def test_later_heldout_corpora_are_well_formed_new_and_redacted_idempotently(n: int, pos: int, neg: int) -> None:
     held = _load(f"gen_heldout{n}.jsonl")
     assert sum(x["secret"] is not None for x in held) >= pos and sum(x["secret"] is None for x in held) >= neg
     for x in held:
         assert set(x) == {"text", "secret", "source"} and x["source"].startswith(f"gen-held{n}:")
         assert x["secret"] is None or x["secret"] in x["text"]
-    names = ["gen_dev.jsonl", "gen_heldout.jsonl"] + [f"gen_heldout{i}.jsonl" for i in range(2, older)]
+    names = ["gen_dev.jsonl", "gen_heldout.jsonl"] + [f"gen_heldout{i}.jsonl" for i in range(2, n)]
     old = {x["text"] for name in names for x in _load(name)}
     assert not old & {x["text"] for x in held}
     r = Redactor(environ={})
