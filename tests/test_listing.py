@@ -96,7 +96,9 @@ class DirReader(Reader):
         DirReader.reads.append(source.path)
         data = json.loads(Path(source.path).read_text())
         return [Session(runtime="claude", id=data["id"], store_path=source.path, updated_at=data["t"],
-                        first_request=data.get("q"), locator={"priority": data.get("prio", 0)})]
+                        first_request=data.get("q"), cwd=data.get("cwd"), parent_id=data.get("parent"),
+                        resumable=not data.get("parent"), resume_blocker="subagent" if data.get("parent") else None,
+                        locator={"priority": data.get("prio", 0)})]
 
     def steps(self, session: Session, stats: ReadStats) -> Iterator[Step]:
         yield Step("request", session.first_request or "")
@@ -129,6 +131,23 @@ def test_cache_rereads_only_changed_sources(tmp_path: Path, dir_reader: type[Dir
     by_id = {s.id: s for s in third.sessions}
     assert "s0" not in by_id and by_id["s3"].first_request == "changed"
     assert stat_mode(state.cache) == 0o700 and stat_mode(state.cache / "index.sqlite") == 0o600
+
+
+def test_a_session_without_a_directory_is_listed_as_not_resumable(tmp_path: Path, dir_reader: type[DirReader]
+                                                                   ) -> None:
+    # `segue resume` refuses a session with no recorded directory: the listing says so (found by a new user's trial)
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (store / "a.json").write_text(json.dumps({"id": "nodir", "t": 1}))
+    (store / "b.json").write_text(json.dumps({"id": "withdir", "t": 2, "cwd": str(tmp_path / "gone")}))
+    (store / "c.json").write_text(json.dumps({"id": "kid", "t": 3, "parent": "withdir"}))
+    by_id = {s.id: s for s in scan(Env(home=tmp_path / "home"), StateDir(tmp_path / "state"), ["claude"]).sessions}
+    assert (by_id["nodir"].resumable, by_id["nodir"].resume_blocker) == (False, "no_directory")
+    assert by_id["nodir"].to_json()["resume_blocker"] == "no_directory"
+    # control: a recorded directory (even one deleted since: resume checks that itself) stays resumable, and a
+    # reader's own blocker is kept
+    assert (by_id["withdir"].resumable, by_id["withdir"].resume_blocker) == (True, None)
+    assert (by_id["kid"].resumable, by_id["kid"].resume_blocker) == (False, "subagent")
 
 
 def stat_mode(p: Path) -> int:

@@ -51,6 +51,10 @@ def test_reasons(rt: str) -> None:
     else:
         assert moved == ("native", "native")
     assert resume.choose(sess(rt), target=None, new=False, cwd="/w", in_store=True) == ("native", "native")
+    # a session without a recorded directory reopens as any other once --cwd chooses one
+    nodir = Session(runtime=rt, id="ID", store_path="/s", resumable=False, resume_blocker="no_directory")
+    chosen = resume.choose(nodir, target=None, new=False, cwd="/elsewhere", in_store=True)
+    assert chosen == (("new_session", "cwd_override") if rt in CWD_BOUND else ("native", "native"))
 
 
 def test_unknown_target_is_refused() -> None:

@@ -434,6 +434,10 @@ def _summarized(session: Session) -> None:
     from segue.redact import redact_summary
 
     redact_summary(session)
+    # Segue launches a runtime only in a directory: without a recorded one, every surface says so up front
+    # instead of offering a resume that `segue resume` refuses (a directory deleted since is checked then)
+    if session.resumable and not session.cwd:
+        session.resumable, session.resume_blocker = False, "no_directory"
 
 
 def _summarize_all(readers: dict[str, Reader], pending: dict[str, list[Source]], cache: ListingCache,

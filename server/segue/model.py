@@ -13,8 +13,9 @@ from typing import Any, Literal
 from segue.timefmt import iso as iso
 from segue.timefmt import parse_time as parse_time
 
-# Why a session cannot be reopened by its own runtime's CLI (null when it can).
-RESUME_BLOCKERS = ("subagent", "not_in_store", "cli_cannot_reopen")
+# Why a session cannot be reopened by its own runtime's CLI (null when it can). no_directory: none was
+# recorded, and Segue launches a runtime only in a directory (`segue resume --cwd DIR` chooses one).
+RESUME_BLOCKERS = ("subagent", "not_in_store", "cli_cannot_reopen", "no_directory")
 
 StepKind = Literal["request", "message", "command", "edit", "tool", "subagent"]
 STEP_KINDS: tuple[str, ...] = ("request", "message", "command", "edit", "tool", "subagent")

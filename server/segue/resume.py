@@ -99,7 +99,9 @@ def choose(session: Session, *, target: str | None, new: bool, cwd: str | None, 
         return "new_session", "subagent"
     if not in_store or session.resume_blocker == "not_in_store":
         return "new_session", "not_in_store"
-    if not session.resumable or session.resume_blocker == "cli_cannot_reopen":
+    # (no_directory: a directory chosen with --cwd lets the session reopen as any other)
+    if ((not session.resumable and session.resume_blocker != "no_directory")
+            or session.resume_blocker == "cli_cannot_reopen"):
         return "new_session", "not_resumable"
     if cwd is not None and spec.cwd_bound and not _same_dir(cwd, session.cwd):
         return "new_session", "cwd_override"

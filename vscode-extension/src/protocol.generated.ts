@@ -44,7 +44,7 @@ export type PlanReason = keyof typeof PLAN_REASONS;
 
 export type PlanMode = 'native' | 'new_session';
 export type Shell = 'posix' | 'powershell';
-export type ResumeBlocker = 'subagent' | 'not_in_store' | 'cli_cannot_reopen';
+export type ResumeBlocker = 'subagent' | 'not_in_store' | 'cli_cannot_reopen' | 'no_directory';
 export type StepKind = 'request' | 'message' | 'command' | 'edit' | 'tool' | 'subagent';
 export type SearchWhere = 'request' | 'message' | 'command' | 'file';
 export type SearchIn = 'requests' | 'messages' | 'commands' | 'files';

@@ -64,7 +64,7 @@ PLAN_REASONS: dict[str, str] = dict(REASON_TEXTS)  # why a plan reopens natively
 
 PlanMode = Literal["native", "new_session"]
 Shell = Literal["posix", "powershell"]
-ResumeBlocker = Literal["subagent", "not_in_store", "cli_cannot_reopen"]  # model.RESUME_BLOCKERS
+ResumeBlocker = Literal["subagent", "not_in_store", "cli_cannot_reopen", "no_directory"]  # model.RESUME_BLOCKERS
 StepKind = Literal["request", "message", "command", "edit", "tool", "subagent"]  # model.STEP_KINDS
 SearchWhere = Literal["request", "message", "command", "file"]  # search.query.WHERE
 SearchIn = Literal["requests", "messages", "commands", "files"]  # what `in` takes (singular forms too)
