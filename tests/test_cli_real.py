@@ -132,6 +132,40 @@ def test_list_all_nests_subagents_right_after_their_parent(stores: Stores) -> No
             assert s["subagent_count"] >= 1
 
 
+def test_the_table_shows_ids_a_person_can_type(stores: Stores) -> None:
+    """The table's ID column: each id cut to its shortest unambiguous prefix (8 characters at least), which the
+    other commands take; the same table again from the warm entry (the kept rows hold the ids shown)."""
+    listed = {(s["runtime"], s["id"]) for s in stores.json("list", "--json", "--all")}
+    first = stores.run("list", "--all").stdout
+    lines = first.splitlines()
+    assert lines[0].split()[:3] == ["ID", "RUNTIME", "AGE"]
+    shown = [(line.split()[1], line.split()[0]) for line in lines[1:]]
+    assert len(shown) == len(listed)
+    whole: dict[str, str] = {}
+    for rt, short in shown:
+        # unambiguous among every listed session (an id that begins another is shown whole: it matches exactly)
+        matches = [k for k in listed if k[1] == short] or [k for k in listed if k[1].startswith(short)]
+        assert len(matches) == 1 and matches[0][0] == rt, short
+        assert len(short) >= min(8, len(matches[0][1])) and len(short) < 36
+        whole[short] = matches[0][1]
+    for _rt, short in shown[:: max(1, len(shown) // 4)]:  # what other commands take
+        assert whole[short] in stores.run("brief", short, "--stdout").stdout
+    assert stores.run("list", "--all").stdout == first  # warm: the kept rows, rendered again
+    # one directory's sessions: their ids are still unambiguous among all (not only among the rows shown), from
+    # the full path and from the warm entry alike
+    listed_json = stores.json("list", "--json")
+    for s in listed_json:
+        near = [o for o in listed_json if o["id"][:8] == s["id"][:8] and o is not s]
+        if near and s["cwd"] and all(o["cwd"] != s["cwd"] for o in near):
+            break
+    else:
+        pytest.fail("the fixtures should hold two sessions whose ids begin alike, in two directories")
+    for _ in range(2):
+        rows = [line.split()[0] for line in stores.run("list", "--dir", s["cwd"]).stdout.splitlines()[1:]]
+        assert any(s["id"].startswith(r) for r in rows)
+        assert all(len([o for o in listed if o[1].startswith(r)]) == 1 for r in rows), rows
+
+
 @pytest.mark.parametrize("rt", RUNTIMES)
 def test_filters(stores: Stores, rt: str) -> None:
     only = stores.json("list", "--json", "--runtime", rt)
@@ -203,7 +237,8 @@ def test_resume_dry_run_plans(stores: Stores, rt: str) -> None:
         assert set(plan) >= {"mode", "reason", "runtime", "argv", "cwd", "brief_path"}
         if exp["parent_id"]:
             assert (plan["mode"], plan["reason"]) == ("new_session", "subagent")
-            assert Path(plan["brief_path"]).is_file()
+            # the brief it would write, named in the prompt; a dry run writes none
+            assert str(plan["brief_path"]) in plan["argv"][-1] and not Path(plan["brief_path"]).exists()
             assert plan["argv"][-1].endswith(f"[segue-handoff v1 from={rt}:{exp['id']}]")
         else:
             assert (plan["mode"], plan["reason"]) == ("native", "native")
@@ -215,8 +250,10 @@ def test_resume_dry_run_plans(stores: Stores, rt: str) -> None:
     plan = stores.json("resume", f"{rt}:{top['id']}", "--in", other, "--dry-run")
     assert (plan["mode"], plan["reason"], plan["runtime"]) == ("new_session", "other_runtime", other)
     brief = Path(plan["brief_path"])
-    assert brief.is_file() and str(brief) in plan["argv"][-1]
-    assert brief.read_text() not in " ".join(plan["argv"])  # by path, never inlined
+    assert not brief.exists() and str(brief) in plan["argv"][-1]
+    assert brief.parent == Path(stores.env["SEGUE_HOME"]) / "handoffs"
+    written = Path(stores.run("brief", f"{rt}:{top['id']}").stdout.strip())
+    assert written.read_text() not in " ".join(plan["argv"])  # by path, never inlined
 
 
 def test_resume_refusals(stores: Stores, tmp_path: Path) -> None:
@@ -228,9 +265,14 @@ def test_resume_refusals(stores: Stores, tmp_path: Path) -> None:
     p = stores.run("resume", f"codex:{top['id']}", "--cwd", str(tmp_path / "gone"), "--dry-run", check=False)
     assert p.returncode == 1 and "no longer exists" in p.stderr
     env = dict(stores.env, PATH="/usr/bin:/bin")
-    p = subprocess.run([sys.executable, "-m", "segue", "resume", f"codex:{top['id']}", "--dry-run"], env=env,
+    p = subprocess.run([sys.executable, "-m", "segue", "resume", f"codex:{top['id']}", "--yes"], env=env,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and "npm install -g @openai/codex" in p.stderr
+    # a dry run still shows the plan, and says launching it would fail
+    p = subprocess.run([sys.executable, "-m", "segue", "resume", f"codex:{top['id']}", "--dry-run"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and json.loads(p.stdout)["argv"][0] == "codex"
+    assert "would fail" in p.stderr and "npm install -g @openai/codex" in p.stderr
     p = stores.run("resume", "--bogus-flag", check=False)
     assert p.returncode == 2
 

@@ -167,7 +167,7 @@ def test_cli_print_works_without_the_runtime_installed_here(stores: Stores) -> N
     assert p.stdout.strip().endswith(f"&& codex resume {top['id']}")
     dry = subprocess.run([sys.executable, "-m", "segue", "resume", f"codex:{top['id']}", "--dry-run"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert dry.returncode == 1  # the plan to launch here still refuses
+    assert dry.returncode == 0 and "would fail" in dry.stderr  # the plan is shown; launching it here would fail
 
 
 def test_cli_print_refuses_a_missing_directory(stores: Stores, tmp_path: Path) -> None:

@@ -565,8 +565,9 @@ def launch_new_session(s: Scratch, src: Source, target: str, flags: list[str], t
     assert first == launched.cmdline[-1]  # the runtime stored the prompt Segue gave it, unchanged
     brief = Path(re.search(r"Read the handoff brief at (\S+\.md) ", first).group(1))  # type: ignore[union-attr]
     assert first.splitlines()[-1] == marker(src.rt, src.id)
-    # the exec'd argv is the dry run's but for the brief's path: each plan writes a brief of its own
-    assert brief.parent == s.state / "handoffs" and brief != Path(plan["brief_path"])
+    # the exec'd argv is the dry run's but for the brief's path: the dry run names the brief it would write
+    # then (and writes none), the launch writes its own
+    assert brief.parent == s.state / "handoffs" == Path(plan["brief_path"]).parent
     check_exec(launched, dict(plan, argv=[*plan["argv"][:-1], prompt.replace(plan["brief_path"], str(brief))]), s)
     assert brief.stat().st_mode & 0o777 == 0o600
     assert src.prompt in brief.read_text() and src.id in brief.read_text()

@@ -11,7 +11,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -365,16 +365,28 @@ def _render(facts: Facts, steps: list[dict[str, str]], hidden: int, now: float |
 # ---------------------------------------------------------------------------------------------------------
 # Files: briefs in handoffs/, kept facts in cache/briefs/
 
+def _brief_names(session: Session, now: float | None) -> Iterator[str]:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now or time.time()))
+    base = f"{session.runtime}-{kept.safe_name(session.id, 80)}-{stamp}"
+    for n in range(1, 1000):
+        yield f"{base}.md" if n == 1 else f"{base}-{n}.md"
+
+
+def next_brief_path(state: StateDir, session: Session, now: float | None = None) -> Path:
+    """Where `write_brief` would write a brief now (a plan shown without writing one); creates nothing."""
+    for name in _brief_names(session, now):
+        if not os.path.lexists(state.handoffs / name):
+            return state.handoffs / name
+    raise FileExistsError(f"could not find a free brief name in {state.handoffs}")
+
+
 def write_brief(state: StateDir, session: Session, markdown: str, now: float | None = None) -> Path:
     """Write a new brief file (0600, O_EXCL, no symlinks followed) into handoffs/ (0700). Never overwrites."""
     state.ensure()
     d = ensure_private_dir(state.handoffs)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now or time.time()))
-    base = f"{session.runtime}-{kept.safe_name(session.id, 80)}-{stamp}"
     dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
     try:
-        for n in range(1, 1000):
-            name = f"{base}.md" if n == 1 else f"{base}-{n}.md"
+        for name in _brief_names(session, now):
             try:
                 fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                              | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dfd)

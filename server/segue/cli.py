@@ -417,7 +417,7 @@ def cmd_brief(args: argparse.Namespace) -> int:
 # -- resume ---------------------------------------------------------------------------------------------------
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from segue.resume import exec_plan
+    from segue.resume import PlanRefused, exec_plan, locate_cli
 
     if args.shell and not args.print_command:
         raise Usage("--shell goes with --print")
@@ -428,23 +428,37 @@ def cmd_resume(args: argparse.Namespace) -> int:
         shell = args.shell or ("powershell" if os.name == "nt" else "posix")
         print(svc.resume_command(args.ref, runtime=args.target, new=args.new, cwd=args.cwd, shell=shell).command)
         return 0
-    plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd)
     if args.dry_run:
+        # the plan as it would run, brief path included, but no brief written; a CLI missing here is said,
+        # not a failure: showing the plan is what was asked
+        plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd, write=False,
+                               require_cli=False)
         _dump(plan.to_json())
+        try:
+            locate_cli(plan.runtime)
+        except PlanRefused as e:
+            print(f"segue: launching this plan would fail here: {e}", file=sys.stderr)
         return 0
-    print(describe_plan(plan), file=sys.stderr)
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise Refused("not launching without confirmation: no terminal to ask on; pass --yes to launch")
-        strict = plan.handed_off is not None
-        question = ("This session is handed off to another surface. Type 'yes' to launch anyway: " if strict
-                    else "Launch? [y/N] ")
-        answer = input(question).strip().lower()
-        if not (answer == "yes" or (not strict and answer == "y")):
-            raise Refused("not launched")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    exec_plan(plan)
+    plan = svc.plan_resume(args.ref, runtime=args.target, new=args.new, cwd=args.cwd)
+    try:
+        print(describe_plan(plan), file=sys.stderr)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise Refused("not launching without confirmation: no terminal to ask on; pass --yes to launch")
+            strict = plan.handed_off is not None
+            question = ("This session is handed off to another surface. Type 'yes' to launch anyway: " if strict
+                        else "Launch? [y/N] ")
+            answer = input(question).strip().lower()
+            if not (answer == "yes" or (not strict and answer == "y")):
+                raise Refused("not launched")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        exec_plan(plan)
+    except BaseException:  # declined, interrupted or failed to start: nothing launched, so its brief goes too
+        if plan.brief_path:
+            with contextlib.suppress(OSError):
+                os.unlink(plan.brief_path)
+        raise
     return 0  # pragma: no cover
 
 

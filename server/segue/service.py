@@ -415,8 +415,9 @@ class Service:
                     write: bool = True, path: str | None = None, cancelled: Callable[[], bool] | None = None,
                     require_cli: bool = True) -> Plan:
         """The plan; for a new session the brief is written now (so the plan can name its path) unless
-        `write` is False (then brief_path names where it would go). With `require_cli` False a runtime CLI
-        missing here is no refusal (the command may run on another machine): argv[0] is then its bare name."""
+        `write` is False (then brief_path names where it would go, and nothing is written). With `require_cli`
+        False a runtime CLI missing here is no refusal (the command may run on another machine, or a dry run
+        shows the plan): argv[0] is then its bare name."""
         from segue import resume
 
         session, _ = self.find(ref, cancelled)
@@ -430,7 +431,7 @@ class Service:
         except resume.PlanRefused as e:
             if require_cli or e.reason != "missing_cli":
                 raise
-            exe = target
+            exe = descriptor(target).cli
         brief_path = None
         if mode == "native":
             argv = resume.native_argv(target, session.id)
@@ -438,7 +439,9 @@ class Service:
             if write:
                 brief_path, _ = self.write_brief(session)
             else:
-                brief_path = str(self.state.handoffs / f"{session.runtime}-{session.id}-<time>.md")
+                from segue.brief import next_brief_path
+
+                brief_path = str(next_brief_path(self.state, session, self.clock()))
             argv = resume.new_session_argv(target, resume.first_prompt(brief_path, session))
         argv[0] = exe
         resume.assert_no_bypass(argv)

@@ -1,0 +1,99 @@
+"""`segue resume` for a person (in process): what a dry run shows, what a declined launch leaves behind, and how
+the plan reads. Found by a new user's trial."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from segue import cli
+from segue.resume import Plan
+from tests.test_listing import DirReader, dir_reader  # noqa: F401  (the fixture)
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dir_reader: type[DirReader]) -> Path:  # noqa: F811
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    session = {"id": "s1", "t": 1000, "q": "fix the login", "cwd": str(tmp_path / "work")}
+    (store / "a.json").write_text(json.dumps(session))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("CODEX_HOME", "OPENCODE_DATA_DIR", "CLINE_DIR", "CLAUDE_CONFIG_DIR", "XDG_DATA_HOME", "SEGUE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no runtime CLI installed
+    return tmp_path
+
+
+def install_cli(home: Path, name: str = "claude") -> Path:
+    p = home / "bin" / name
+    p.write_text("#!/bin/sh\nexit 0\n")
+    p.chmod(0o755)
+    return p
+
+
+def run(home: Path, monkeypatch: pytest.MonkeyPatch, *argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stdout", out)
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr("sys.stdin", Tty(stdin) if stdin is not None else io.StringIO())
+    code = cli.main(["--home", str(home / "state"), *argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def briefs(home: Path) -> list[str]:
+    d = home / "state" / "handoffs"
+    return sorted(os.listdir(d)) if d.is_dir() else []
+
+
+def test_a_dry_run_shows_the_plan_when_the_cli_is_not_installed(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(home, monkeypatch, "resume", "claude:s1", "--dry-run")
+    plan = json.loads(out)
+    assert code == 0 and (plan["mode"], plan["argv"]) == ("native", ["claude", "--resume", "s1"])
+    assert "claude command is not installed or not on PATH" in err and "would fail" in err
+    # control: with the CLI on PATH the plan names it and nothing is noted
+    exe = install_cli(home)
+    code, out, err = run(home, monkeypatch, "resume", "claude:s1", "--dry-run")
+    assert code == 0 and json.loads(out)["argv"][0] == str(exe) and err == ""
+    # launching without it is still refused
+    code, _, err = run(home, monkeypatch, "resume", "claude:s1", "--yes", "--in", "codex")
+    assert code == 1 and "codex command is not installed" in err and briefs(home) == []
+
+
+def test_a_dry_run_names_the_brief_it_would_write_and_writes_none(home: Path, monkeypatch: pytest.MonkeyPatch
+                                                                  ) -> None:
+    install_cli(home)
+    code, out, _ = run(home, monkeypatch, "resume", "claude:s1", "--new", "--dry-run")
+    plan = json.loads(out)
+    assert code == 0 and plan["mode"] == "new_session"
+    path = Path(plan["brief_path"])
+    assert path.parent == home / "state" / "handoffs" and path.name.startswith("claude-s1-") and path.suffix == ".md"
+    assert str(path) in plan["argv"][-1] and not path.exists() and briefs(home) == []
+    # control: a command to paste elsewhere needs its brief, so --print writes it
+    code, out, _ = run(home, monkeypatch, "resume", "claude:s1", "--new", "--print")
+    assert code == 0 and len(briefs(home)) == 1 and briefs(home)[0] in out
+
+
+def test_a_declined_launch_leaves_no_brief(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_cli(home)
+    launched: list[Plan] = []
+    monkeypatch.setattr("segue.resume.exec_plan", launched.append)
+    code, _, err = run(home, monkeypatch, "resume", "claude:s1", "--new", stdin="n\n")
+    assert code == 1 and "not launched" in err and "brief:" in err
+    assert briefs(home) == [] and launched == []
+    code, _, err = run(home, monkeypatch, "resume", "claude:s1", "--new")  # no terminal to ask on
+    assert code == 1 and "--yes" in err and briefs(home) == []
+    # control: an accepted launch keeps the brief the new session is told to read
+    code, _, _ = run(home, monkeypatch, "resume", "claude:s1", "--new", stdin="y\n")
+    assert len(launched) == 1 and launched[0].brief_path is not None
+    assert briefs(home) == [Path(launched[0].brief_path).name]
