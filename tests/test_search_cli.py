@@ -48,7 +48,7 @@ def test_the_table_marks_the_match_and_names_the_parent_of_a_subagent(stores: St
     p = run(stores, '"see the output above"')
     assert p.returncode == 0
     text = p.stdout.decode()
-    assert text.splitlines()[0].split() == ["RUNTIME", "AGE", "TITLE", "DIRECTORY"]
+    assert text.splitlines()[0].split() == ["ID", "RUNTIME", "AGE", "TITLE", "DIRECTORY"]
     assert "«see the output above»" in text
     assert text.count("(subagent of ") == len(RUNTIMES)
 

@@ -250,11 +250,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     keeper = Keeper.begin(getattr(args, "raw_argv", None), args.home, root)
     if keeper is None:
         svc = _service(args)
-        out, err, page, table = _list_output(args, svc)
+        out, err, page, ids = _list_output(args, svc)
     else:
         with keeper.recording() as env:
             svc = _service(args, env)
-            out, err, page, table = _list_output(args, svc)
+            out, err, page, ids = _list_output(args, svc)
+    table = ids is not None
     try:
         if isinstance(out, str):
             if out:
@@ -272,16 +273,18 @@ def cmd_list(args: argparse.Namespace) -> int:
         if err:
             sys.stderr.write(err)
         if keeper is not None:
-            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0, listing=(args, svc))
+            keeper.keep(page.sessions, table, out if isinstance(out, str) else None, err, 0, listing=(args, svc),
+                        ids=ids)
     finally:
         if keeper is not None:
             keeper.discard()
     return 0
 
 
-def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator[bytes], str, ListingPage, bool]:
-    """(stdout, stderr, the page, whether stdout is a table) of `segue list`."""
-    from segue.table import render_table
+def _list_output(args: argparse.Namespace, svc: Service
+                 ) -> tuple[str | Iterator[bytes], str, ListingPage, dict[str, str] | None]:
+    """(stdout, stderr, the page, the ids shown when stdout is a table, else None) of `segue list`."""
+    from segue.table import render_table, short_ids, terminal_width
 
     limit = args.limit
     if limit is None and not args.json and sys.stdout.isatty():
@@ -295,7 +298,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
             progress.done()
     out: str | Iterator[bytes] = ""
     err: list[str] = []
-    table = False
+    ids: dict[str, str] | None = None
     if args.json:
         if sys.stdout.isatty():
             out = json.dumps(page.sessions_json(), ensure_ascii=False, indent=2) + "\n"
@@ -309,8 +312,8 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
         else:
             out = "[" + ",".join(json.dumps(item, ensure_ascii=False) for item in page.sessions_json()) + "]\n"
     elif page.sessions:
-        out = render_table(page.sessions, time.time()) + "\n"
-        table = True
+        ids = short_ids(page.every_id(), (s.id for s in page.sessions))
+        out = render_table(page.sessions, time.time(), ids, terminal_width()) + "\n"
         if page.next_offset is not None:
             more = page.total - page.next_offset
             err.append(f"… {more} more session{'s' if more != 1 else ''} (--limit N for more, --limit 0 for all)")
@@ -324,7 +327,7 @@ def _list_output(args: argparse.Namespace, svc: Service) -> tuple[str | Iterator
         err += [f"  {line}" for line in reasons[:20]]
         if len(reasons) > 20:
             err.append(f"  … and {len(reasons) - 20} more")
-    return out, "".join(e + "\n" for e in err), page, table
+    return out, "".join(e + "\n" for e in err), page, ids
 
 
 def _encoded(page: ListingPage, dumps: Callable[[Any], str], enc: str, errors: str) -> Iterator[bytes]:

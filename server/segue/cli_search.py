@@ -82,6 +82,23 @@ def _no_sessions(args: Any) -> bool:
         idx.close()
 
 
+def _every_id(args: Any, results: list[Any]) -> list[str]:
+    """The id of every session the index holds (what a reference is resolved among), so the ids shown are
+    unambiguous; the results' own when the index cannot say."""
+    from segue.search.index import SearchIndex
+
+    idx = SearchIndex(os.path.join(state_root(args.home), "cache"))
+    try:
+        con = idx.existing()
+        if con is not None:
+            return [row[0] for row in con.execute("SELECT id FROM sessions")]
+    except Exception:  # (a hint only: longer ids are still right)
+        pass
+    finally:
+        idx.close()
+    return [r.id for r in results]
+
+
 def _show(args: Any, res: Any, text: str, now: float) -> int:
     from segue.search.engine import MARK_END, MARK_START
 
@@ -93,7 +110,10 @@ def _show(args: Any, res: Any, text: str, now: float) -> int:
     elif res.results:
         bold = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
         marks = ("\x1b[1;4m", "\x1b[0m") if bold else ("«", "»")
-        print(render_results(res.results, now, MARK_START, MARK_END, marks))
+        from segue.table import short_ids, terminal_width
+
+        ids = short_ids(_every_id(args, res.results), (r.id for r in res.results))
+        print(render_results(res.results, now, MARK_START, MARK_END, marks, ids, terminal_width()))
     if not res.results:
         print(f"segue: no session matches {_one_line(text, 80)!s}", file=sys.stderr)
         return 1
@@ -259,34 +279,52 @@ class _Progress:
 
 def _snippet_line(snippet: str, start: str, end: str, marks: tuple[str, str], width: int) -> str:
     """The snippet with only our own marks turned into escapes: every piece between them is cleaned again."""
+    from segue.table import cells, fit
+
     out = ""
     used = 0
     for i, part in enumerate(snippet.replace(end, start).split(start)):
         piece = mark_invisible(clean(part)).replace("\n", " ").replace("\t", " ")
-        if used + len(piece) > width:
-            piece = piece[: max(0, width - used - 1)] + "…"
-        used += len(piece)
+        if used + cells(piece) > width:
+            piece = fit(piece, max(0, width - used - 1)) + "…"
+        used += cells(piece)
         out += marks[0] + piece + marks[1] if i % 2 and piece else piece
         if used >= width:
             break
     return out
 
 
-def render_results(results: list[Any], now: float, start: str, end: str, marks: tuple[str, str]) -> str:
-    from segue.table import age, home_relative
+def render_results(results: list[Any], now: float, start: str, end: str, marks: tuple[str, str],
+                   ids: dict[str, str] | None = None, width: int | None = None) -> str:
+    """Each matching session's row, then its best snippet. `ids`: the ids to show (whole when not given);
+    `width`: the terminal's columns, which rows and snippets then fit (None: the columns' own caps)."""
+    from segue.table import age, cells, home_relative, one_line_tail, pad
 
-    rows = [("RUNTIME", "AGE", "TITLE", "DIRECTORY")]
+    shown = ids or {}
+    rows = [("ID", "RUNTIME", "AGE", "TITLE", "DIRECTORY")]
     snippets = []
     for r in results:
         title = _one_line(r.label or r.title or "(untitled)", 60)
         if r.parent_id:
-            parent = _one_line(r.parent_id, 16)
+            parent = _one_line(shown.get(r.parent_id, r.parent_id), 16)
             title = "↳ " + _one_line(r.label or r.title or "(untitled)", 40) + f" (subagent of {parent})"
-        rows.append((r.runtime, age(r.updated_at, now), title, _one_line(home_relative(r.cwd), 48)))
-        snippets.append(f"{r.where} {r.step}: " + _snippet_line(r.snippet, start, end, marks, 160))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    lines = ["  ".join(rows[0][i].ljust(widths[i]) for i in range(3)) + "  " + rows[0][3]]
-    for row, snip in zip(rows[1:], snippets, strict=True):
-        lines.append("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3])
-        lines.append("    " + snip)
+        rows.append((shown.get(r.id, r.id), r.runtime, age(r.updated_at, now), title,
+                     one_line_tail(home_relative(r.cwd), 48)))
+        snippets.append(f"{r.where} {r.step}: ")
+    widths = [max(cells(row[i]) for row in rows) for i in range(5)]
+    if width is not None:  # the directory gives way first (to 16 cells, cut at its head), then the title (to 20)
+        over = sum(widths) + 8 - width
+        for col, least in ((4, 16), (3, 20)):
+            take = min(max(0, over), max(0, widths[col] - least))
+            widths[col] -= take
+            over -= take
+    lines = []
+    for i, row in enumerate(rows):
+        title = _one_line(row[3], widths[3]) if cells(row[3]) > widths[3] else row[3]
+        cols = [*(pad(row[j], widths[j]) for j in range(3)), pad(title, widths[3]), one_line_tail(row[4], widths[4])]
+        lines.append("  ".join(cols).rstrip())
+        if i:
+            lead = snippets[i - 1]
+            room = 160 if width is None else max(20, width - 4 - cells(lead))
+            lines.append("    " + lead + _snippet_line(results[i - 1].snippet, start, end, marks, room))
     return "\n".join(lines)

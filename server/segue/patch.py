@@ -48,6 +48,8 @@ TABLE_FORMAT = 3
 LIVE = "/live"  # listing.LIVE_GROUP (not imported: listing is heavy, and most answers never need it)
 _COUNT = b'"subagent_count": '
 _COUNT_ROW = warm.ROW_FIELDS.index("subagent_count")
+_ID_ROW = warm.ROW_FIELDS.index("id")
+_SHOWN_ROW = len(warm.ROW_FIELDS)  # (after the fields: the id as shown)
 
 
 class _Meta:
@@ -504,6 +506,11 @@ class _Patch:
         if order is None:
             raise _Refused()
         out, rows, slots = self._render(order)
+        if self.kind == "rows":  # the ids shown: unambiguous among every session now listed, as a full list's
+            from segue.table import short_ids
+
+            shown = short_ids((m.id for m in pool), (r[_ID_ROW] for r in rows))
+            rows = [(*r[:_SHOWN_ROW], shown[r[_ID_ROW]]) for r in rows]
         for m in pool:
             m.slot = None
         for m, slot in zip(order, slots, strict=True):
@@ -513,9 +520,7 @@ class _Patch:
         blob = None if live else self._probe(rec, home)
         self.old_groups = None  # (merged into `blob`)
         if self.kind == "rows":
-            from segue.table import render_table
-
-            text = render_table([warm._Row(r) for r in rows], time.time()) + "\n"  # type: ignore[list-item]
+            text = warm.render_rows(rows)
         keep_fn = None
         if blob is not None:
             tbytes = list(_frames(self.kind, self.args_t, self.scanned, (sources[r] for r in self.scanned), table,
@@ -789,7 +794,7 @@ class _Patch:
                 size += n
             else:
                 if m.session is not None:
-                    row = tuple(getattr(m.session, f) for f in warm.ROW_FIELDS)
+                    row = warm.row_of(m.session, m.session.id)
                 else:
                     if not isinstance(m.slot, int) or not 0 <= m.slot < len(self.rows):
                         raise _Refused()

@@ -7,7 +7,7 @@ the code that builds them; everything else a service method returns is here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,9 @@ class ListingPage:
     listed: int
     # a session's JSON; the language server's view hands in its memo so a warm page encodes nothing again
     session_json: Callable[[Session], Json] = field(default=Session.to_json, repr=False, compare=False)
+    # the ids of every session the page was cut from (what a reference is resolved among): the table's
+    # abbreviations are unambiguous among them
+    every_id: Callable[[], Iterable[str]] = field(default=lambda: (), repr=False, compare=False)
 
     @property
     def skipped_reasons(self) -> list[str]:

@@ -174,6 +174,7 @@ class Service:
             ordered = listing.groups(runtimes=runtimes, directory=directory, include_subagents=include_subagents)
             skipped = listing.skipped
             listed = len(listing.sessions)
+            pool = listing.sessions
         else:
             view = self._view(cancelled, progress)
             wanted = tuple(sorted(runtimes)) if runtimes else None
@@ -181,13 +182,14 @@ class Service:
             ordered = view.order(key)
             skipped = [k for k in view.listing.skipped if not runtimes or k.runtime in runtimes]
             listed = view.listed(wanted)
+            pool = view.listing.sessions
             # a long-lived server keeps every session's JSON it served; a caller that answers once (the CLI)
             # encodes each as it prints it, and so never holds the JSON of every session at once
             encode = _json_of if self.one_shot else view.encode
         more = end is not None and end < len(ordered)
         return ListingPage(sessions=[s for g in ordered[offset:end] for s in g], skipped=skipped,
                            total=len(ordered), next_offset=end if more else None, listed=listed,
-                           session_json=encode)
+                           session_json=encode, every_id=lambda: (s.id for s in pool))
 
     def list_page(self, runtimes: Sequence[str] | None = None, directory: str | None = None,
                   include_subagents: bool = False, limit: int | None = None, offset: int = 0,

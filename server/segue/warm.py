@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from segue.stores.base import Env
 
 # 2: the probe in groups (replay.changed_groups), a patch table (segue.patch); 3: the probe's blob apart from the
-# header, which names where it is and where the printed bytes begin (`write_tail`)
-FORMAT = 3
+# header, which names where it is and where the printed bytes begin (`write_tail`); 4: a table's rows hold the id
+# and the id shown
+FORMAT = 4
 KEEP = 8  # argument sets kept (the oldest entry goes first)
 SUBDIR = "warm"
 # the environment the listing's own output depends on beyond what the readers looked up (the probe has those)
@@ -293,9 +294,7 @@ def answer(argv: Sequence[str]) -> int | None:
         kind, out, err, rc = payload
         try:
             if kind == "rows":
-                from segue.table import render_table
-
-                out = render_table([_Row(r) for r in out], time.time()) + "\n"  # type: ignore[list-item]
+                out = render_rows(out)
             if kind == "bytes":
                 if not isinstance(out, int) or not 0 <= out <= body - base:
                     return None
@@ -312,14 +311,28 @@ def answer(argv: Sequence[str]) -> int | None:
 
 
 ROW_FIELDS = ("runtime", "parent_id", "live", "handed_off", "subagent_count", "title", "first_request",
-              "updated_at", "started_at", "cwd", "branch")
+              "updated_at", "started_at", "cwd", "branch", "id")
+# a kept row: ROW_FIELDS' values, then the id as the table showed it (its abbreviation among every id listed)
+
+
+def row_of(s: Any, shown_id: str) -> tuple[Any, ...]:
+    return (*(getattr(s, f) for f in ROW_FIELDS), shown_id)
+
+
+def render_rows(rows: Sequence[Sequence[Any]]) -> str:
+    """A kept table again: its rows as they were, the ages from the clock now."""
+    from segue.table import render_table, terminal_width
+
+    shown = [_Row(r) for r in rows]
+    ids = {r.id: r.shown_id for r in shown}
+    return render_table(shown, time.time(), ids, terminal_width()) + "\n"  # type: ignore[arg-type]
 
 
 class _Row:
     """What table.render_table reads of a session, as kept."""
 
     def __init__(self, values: Sequence[Any]) -> None:
-        self.__dict__.update(zip(ROW_FIELDS, values, strict=True))
+        self.__dict__.update(zip((*ROW_FIELDS, "shown_id"), values, strict=True))
 
 
 # -- keeping the full path's output -------------------------------------------------------------------------
@@ -448,9 +461,10 @@ class Keeper:
             self._tmp = None
 
     def keep(self, sessions: Sequence[Any], table: bool, out: str | None, err: str, rc: int,
-             listing: Any = None) -> bool:
+             listing: Any = None, ids: dict[str, str] | None = None) -> bool:
         """Keep what the listing printed (`out`, or the bytes written to `body()`); False (nothing kept) when it
-        cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table."""
+        cannot be answered warm. `listing`: (the parsed arguments, the service), for the patch table; `ids`: the
+        ids a table showed."""
         recache = sys.modules.get("segue.recache")
         if recache is not None and is_private_dir(f"{self.root}/cache"):
             recache.save()  # (no-op unless `recording()` called use(): the patterns compiled by the listing)
@@ -464,7 +478,8 @@ class Keeper:
             return False
         payload: tuple[Any, ...]
         if table:
-            payload = ("rows", [tuple(getattr(s, f) for f in ROW_FIELDS) for s in sessions], err, rc)
+            shown = ids or {}
+            payload = ("rows", [row_of(s, shown.get(s.id, s.id)) for s in sessions], err, rc)
         elif out is not None:
             payload = ("text", out, err, rc)
         elif self._body is not None:  # the printed bytes are the body; the header goes after them
