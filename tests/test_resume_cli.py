@@ -97,3 +97,26 @@ def test_a_declined_launch_leaves_no_brief(home: Path, monkeypatch: pytest.Monke
     code, _, _ = run(home, monkeypatch, "resume", "claude:s1", "--new", stdin="y\n")
     assert len(launched) == 1 and launched[0].brief_path is not None
     assert briefs(home) == [Path(launched[0].brief_path).name]
+
+
+def test_a_session_without_a_title_is_named_by_its_first_request(home: Path, monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    # Gemini CLI records no title: every view names the session as the list table does
+    install_cli(home)
+    store = home / "home" / "store"
+    (store / "b.json").write_text(json.dumps({"id": "s2", "t": 900, "cwd": str(home / "work")}))  # no request either
+    code, _, err = run(home, monkeypatch, "resume", "claude:s1", "--new", stdin="n\n")
+    assert code == 1 and "session:   claude:s1  fix the login" in err
+    code, _, err = run(home, monkeypatch, "resume", "claude:s2", "--new", stdin="n\n")
+    assert code == 1 and "session:   claude:s2  (untitled)" in err  # control: nothing to name it by
+    code, out, _ = run(home, monkeypatch, "resume", "claude:s1", "--dry-run")
+    assert json.loads(out)["session"]["title"] == "fix the login"
+    code, out, _ = run(home, monkeypatch, "trace", "claude:s1")
+    assert code == 0 and out.rstrip().endswith("fix the login")
+    code, out, _ = run(home, monkeypatch, "trace", "claude:s1", "--json")
+    assert json.loads(out)[0]["title"] == "fix the login"
+    code, token, _ = run(home, monkeypatch, "handoff", "emit", "claude:s1")
+    code, out, _ = run(home, monkeypatch, "handoff", "status")
+    assert code == 0 and "claude:s1  fix the login  from terminal" in out
+    code, out, _ = run(home, monkeypatch, "handoff", "claim", token.strip())
+    assert code == 0 and out.splitlines()[0] == "Claimed claude:s1  fix the login"

@@ -151,4 +151,5 @@ def test_chain_in_both_directions_across_runtimes() -> None:
 def test_chain_with_a_source_gone_from_its_store() -> None:
     b = Session(runtime="codex", id="b", store_path="/b", first_request="Read\n" + marker("claude", "gone"))
     link([b])
-    assert [(e["id"], e["title"]) for e in chain([b], b)] == [("gone", None), ("b", None)]
+    # a link is named by its title, else its first request (b has no title)
+    assert [(e["id"], e["title"]) for e in chain([b], b)] == [("gone", None), ("b", b.first_request)]

@@ -477,7 +477,7 @@ def describe_plan(plan: Plan) -> str:
         why += f" ({display_name(plan.runtime)})"
     lines = [f"Plan: {'reopen natively' if plan.mode == 'native' else 'new session from a brief'} "
              f"({plan.reason}: {why})",
-             f"  session:   {plan.session.ref}  {one_line(plan.session.title, 60)}",
+             f"  session:   {plan.session.ref}  {one_line(plan.session.display_title, 60)}",
              f"  command:   {' '.join(shlex.quote(a) for a in plan.argv)}",
              f"  directory: {plan.cwd}"]
     if plan.brief_path:
@@ -512,6 +512,7 @@ def _read_token(given: str | None) -> str:
 
 
 def cmd_claim(args: argparse.Namespace) -> int:
+    from segue.model import UNTITLED
     from segue.results import PlanRefusal
     from segue.table import one_line
 
@@ -520,7 +521,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
         _dump(out.to_json())
         return 0
     s = out.session
-    print(f"Claimed {s.runtime}:{s.id}  {one_line(s.title, 70)}")
+    print(f"Claimed {s.runtime}:{s.id}  {one_line(s.title or UNTITLED, 70)}")
     print(f"  from the {out.source_surface} surface, as {out.claimed_as}")
     print(f"  directory: {s.cwd}")
     print(f"  active task: {one_line(out.active_task, 200)}")
@@ -537,7 +538,10 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    rows = _service(args, redacts=False).token_status()  # ids and times only: no kept patterns to load
+    from segue.model import UNTITLED
+    from segue.table import one_line
+
+    rows = _service(args, redacts=False).token_status()  # kept titles, ids and times: no kept patterns to load
     if args.json:
         _dump([r.to_json() for r in rows])
         return 0
@@ -546,14 +550,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     for r in rows:
         state = f"claimed as {r.claimed_as}" if r.claimed else "not claimed"
-        print(f"{r.session.runtime}:{r.session.id}  from {r.surface}  issued {r.issued_at}  "
-              f"{int(r.seconds_left)}s left  {state}")
+        print(f"{r.session.runtime}:{r.session.id}  {one_line(r.session.title or UNTITLED, 50)}  from {r.surface}  "
+              f"issued {r.issued_at}  {int(r.seconds_left)}s left  {state}")
     return 0
 
 
 # -- trace ----------------------------------------------------------------------------------------------------
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    from segue.model import UNTITLED
     from segue.table import one_line
 
     trace = _service(args).trace(args.ref)
@@ -562,5 +567,5 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return 0
     for i, c in enumerate(trace.links):
         arrow = "   " if i == 0 else "-> "
-        print(f"{arrow}{c.runtime}:{c.id}  {c.started_at or '?'}  {one_line(c.title, 70)}")
+        print(f"{arrow}{c.runtime}:{c.id}  {c.started_at or '?'}  {one_line(c.title or UNTITLED, 70)}")
     return 0

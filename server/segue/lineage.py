@@ -153,5 +153,5 @@ def chain(sessions: list[Session], start: Session) -> list[dict[str, Any]]:
 
 
 def _entry(s: Session) -> dict[str, Any]:
-    return {"runtime": s.runtime, "id": s.id, "title": s.title, "started_at": iso(s.started_at),
+    return {"runtime": s.runtime, "id": s.id, "title": s.label, "started_at": iso(s.started_at),
             "continues": s.continues.to_json() if s.continues else None}

@@ -17,6 +17,9 @@ from segue.timefmt import parse_time as parse_time
 # recorded, and Segue launches a runtime only in a directory (`segue resume --cwd DIR` chooses one).
 RESUME_BLOCKERS = ("subagent", "not_in_store", "cli_cannot_reopen", "no_directory")
 
+# What a terminal names a session by when neither its title nor its first request is known (as the list table)
+UNTITLED = "(untitled)"
+
 StepKind = Literal["request", "message", "command", "edit", "tool", "subagent"]
 STEP_KINDS: tuple[str, ...] = ("request", "message", "command", "edit", "tool", "subagent")
 
@@ -81,6 +84,17 @@ class Session(SessionKeys):
     subagent_count: int = 0
     # Reader-private locator (e.g. a DB row's source, a messages path); not part of the JSON contract.
     locator: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str | None:
+        """What names the session to a person: its title, else its first request (a runtime such as Gemini
+        CLI records no title); None when neither is known. A reference to a session carries this as its title."""
+        return self.title or self.first_request
+
+    @property
+    def display_title(self) -> str:
+        """`label` for a terminal, with the list table's placeholder."""
+        return self.label or UNTITLED
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -32,7 +32,7 @@ def skipped_reasons(skipped: Sequence[Skipped]) -> list[str]:
 
 @dataclass(frozen=True)
 class SessionRef:
-    """A session named in a reply: `{runtime, id, title}`."""
+    """A session named in a reply: `{runtime, id, title}`; the title is the session's, else its first request."""
 
     runtime: str
     id: str
@@ -40,7 +40,7 @@ class SessionRef:
 
     @classmethod
     def of(cls, s: Session) -> SessionRef:
-        return cls(s.runtime, s.id, s.title)
+        return cls(s.runtime, s.id, s.label)
 
     def to_json(self) -> Json:
         return {"runtime": self.runtime, "id": self.id, "title": self.title}
@@ -120,7 +120,7 @@ class Emitted:
 class ClaimedSession:
     runtime: str
     id: str
-    title: str | None  # the brief's redacted title
+    title: str | None  # the brief's redacted title, else its first request
     cwd: str | None
 
     def to_json(self) -> Json:

@@ -60,7 +60,7 @@ class Plan:
         return {"mode": self.mode, "reason": self.reason, "runtime": self.runtime, "argv": list(self.argv),
                 "cwd": self.cwd, "brief_path": self.brief_path,
                 "session": {"runtime": self.session.runtime, "id": self.session.id,
-                            "title": self.session.title},
+                            "title": self.session.label},
                 "handed_off": self.handed_off}
 
 

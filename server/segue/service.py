@@ -467,7 +467,7 @@ class Service:
         brief_path, _ = self.write_brief(session)
         token, entry = Registry(self.state, clock=self.clock).emit(
             runtime=session.runtime, session_id=session.id, surface=surface, cwd=session.cwd,
-            title=session.title, brief_path=brief_path)
+            title=session.label, brief_path=brief_path)
         return Emitted(token=token, expires_at=iso(entry["expires_at"]), brief_path=brief_path,
                        session=SessionRef.of(session))
 
@@ -492,7 +492,7 @@ class Service:
         red = self.redactor()
         shown = facts.session  # the redacted header of the brief
         return Claim(
-            session=ClaimedSession(session.runtime, session.id, shown.title, session.cwd),
+            session=ClaimedSession(session.runtime, session.id, shown.label, session.cwd),
             source_surface=entry.get("surface"),
             claimed_as=as_surface,
             active_task=facts.latest_request or facts.first_request,

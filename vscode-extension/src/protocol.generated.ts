@@ -135,6 +135,7 @@ export interface SessionRef {
   id: string;
 }
 
+/** A session named in a reply; its title is the session's, else its first request (null: neither known). */
 export interface TitledRef {
   runtime: Runtime;
   id: string;

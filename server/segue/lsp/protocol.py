@@ -196,6 +196,8 @@ class SessionRef(TypedDict):
 
 
 class TitledRef(TypedDict):
+    """A session named in a reply; its title is the session's, else its first request (null: neither known)."""
+
     runtime: Runtime
     id: str
     title: str | None
