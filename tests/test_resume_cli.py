@@ -120,3 +120,25 @@ def test_a_session_without_a_title_is_named_by_its_first_request(home: Path, mon
     assert code == 0 and "claude:s1  fix the login  from terminal" in out
     code, out, _ = run(home, monkeypatch, "handoff", "claim", token.strip())
     assert code == 0 and out.splitlines()[0] == "Claimed claude:s1  fix the login"
+
+
+def test_trace_says_when_a_linked_session_is_not_found_and_aligns_its_columns(home: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    store = home / "home" / "store"
+    (store / "c.json").write_text(json.dumps({"id": "s3", "t": 1100, "cwd": str(home / "work"),
+                                              "q": "Read the brief\n[segue-handoff v1 from=codex:gone-session-id]"}))
+    (store / "d.json").write_text(json.dumps({"id": "s4-a-longer-id", "t": 1200, "cwd": str(home / "work"),
+                                              "q": "Go on\n[segue-handoff v1 from=claude:s3]"}))
+    code, out, _ = run(home, monkeypatch, "trace", "claude:s3")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3
+    assert lines[0].startswith("   codex:gone-session-id  ") and "not found" in lines[0]
+    assert "not found" not in lines[1] + lines[2]  # control: the sessions Segue has are named
+    assert lines[1].startswith("-> claude:s3 ") and lines[2].startswith("-> claude:s4-a-longer-id ")
+    # every column starts where the one above it does (these sessions recorded no start time: "-")
+    titles = [line.index(t) for line, t in zip(lines, ("(not found", "Read the brief", "Go on"), strict=True)]
+    times = [line.index("  -  ") for line in lines]
+    assert len(set(titles)) == 1 and len(set(times)) == 1
+    code, out, _ = run(home, monkeypatch, "trace", "claude:s3", "--json")
+    assert [(c["id"], c["found"]) for c in json.loads(out)] == [
+        ("gone-session-id", False), ("s3", True), ("s4-a-longer-id", True)]

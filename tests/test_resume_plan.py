@@ -152,4 +152,5 @@ def test_chain_with_a_source_gone_from_its_store() -> None:
     b = Session(runtime="codex", id="b", store_path="/b", first_request="Read\n" + marker("claude", "gone"))
     link([b])
     # a link is named by its title, else its first request (b has no title)
-    assert [(e["id"], e["title"]) for e in chain([b], b)] == [("gone", None), ("b", b.first_request)]
+    assert [(e["id"], e["title"], e["found"]) for e in chain([b], b)] == [
+        ("gone", None, False), ("b", b.first_request, True)]

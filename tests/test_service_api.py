@@ -183,9 +183,9 @@ def test_a_reason_the_server_maps_is_one_it_has_a_code_for() -> None:
 
 
 def test_results_give_the_json_of_the_cli() -> None:
-    link = TraceLink("claude", "a", None, None, None)
+    link = TraceLink("claude", "a", None, None, None, False)
     assert Trace([link]).to_json() == [{"runtime": "claude", "id": "a", "title": None, "started_at": None,
-                                        "continues": None}]
+                                        "continues": None, "found": False}]
     page = ListingPage(sessions=[], skipped=[], total=0, next_offset=None, listed=0)
     assert page.to_json() == {"sessions": [], "skipped": 0, "skipped_reasons": [], "total": 0, "next_offset": None}
 

@@ -565,7 +565,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         _dump(trace.to_json())
         return 0
-    for i, c in enumerate(trace.links):
-        arrow = "   " if i == 0 else "-> "
-        print(f"{arrow}{c.runtime}:{c.id}  {c.started_at or '?'}  {one_line(c.title or UNTITLED, 70)}")
+    rows = [(f"{c.runtime}:{c.id}", c.started_at or "-",
+              one_line(c.title or UNTITLED, 70) if c.found else "(not found: no store Segue reads holds this session)")
+            for c in trace.links]
+    ref_w = max((len(r[0]) for r in rows), default=0)
+    time_w = max((len(r[1]) for r in rows), default=0)
+    for i, (ref, started, title) in enumerate(rows):
+        print(f"{'   ' if i == 0 else '-> '}{ref.ljust(ref_w)}  {started.ljust(time_w)}  {title}")
     return 0

@@ -117,8 +117,8 @@ def _recorded(fd: int) -> set[tuple[str, str]]:
 
 def chain(sessions: list[Session], start: Session) -> list[dict[str, Any]]:
     """The sessions a task went through, oldest first: ancestors via `continues`, then `start`, then every
-    session that continues it (breadth first, by start time). Ancestors no longer in a store appear with
-    null title and times."""
+    session that continues it (breadth first, by start time). An ancestor Segue cannot find (in no store it
+    reads, and no kept facts) appears with `found` false and null title and times."""
     by_key = {(s.runtime, s.id): s for s in sessions}
     successors: dict[tuple[str, str], list[Session]] = {}
     for s in sessions:
@@ -133,7 +133,7 @@ def chain(sessions: list[Session], start: Session) -> list[dict[str, Any]]:
         s = by_key.get((cur.runtime, cur.id))
         if s is None:
             back.append({"runtime": cur.runtime, "id": cur.id, "title": None, "started_at": None,
-                         "continues": None})
+                         "continues": None, "found": False})
             break
         back.append(_entry(s))
         cur = s.continues
@@ -154,4 +154,4 @@ def chain(sessions: list[Session], start: Session) -> list[dict[str, Any]]:
 
 def _entry(s: Session) -> dict[str, Any]:
     return {"runtime": s.runtime, "id": s.id, "title": s.label, "started_at": iso(s.started_at),
-            "continues": s.continues.to_json() if s.continues else None}
+            "continues": s.continues.to_json() if s.continues else None, "found": True}

@@ -210,17 +210,18 @@ class StoreLocation:
 
 @dataclass(frozen=True)
 class TraceLink:
-    """One session of a task's chain; an ancestor no longer in a store has null title and time."""
+    """One session of a task's chain; an ancestor Segue cannot find is `found` False, with null title and time."""
 
     runtime: str
     id: str
     title: str | None
     started_at: str | None
     continues: Json | None  # the session it continues, as `Continues.to_json()` encodes it
+    found: bool
 
     def to_json(self) -> Json:
         return {"runtime": self.runtime, "id": self.id, "title": self.title, "started_at": self.started_at,
-                "continues": self.continues}
+                "continues": self.continues, "found": self.found}
 
 
 @dataclass

@@ -317,6 +317,7 @@ export class Actions {
           description: [
             refOf(link) === t.ref || (t.runtime === link.runtime && t.ref.endsWith(`:${link.id}`)) ? 'this session' : '',
             runtimeName(link.runtime),
+            link.found ? '' : 'not found',
             link.started_at ? `started ${age(link.started_at, now)}` : '',
           ]
             .filter(Boolean)

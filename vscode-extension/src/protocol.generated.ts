@@ -297,12 +297,17 @@ export interface TokenStatusResult {
   tokens: TokenStatus[];
 }
 
+/**
+ * One session of the chain; `found` false: a session a marker names that Segue cannot find (no store it
+ * reads holds it, and no brief of it was kept), so its title and time are null.
+ */
 export interface TraceLink {
   runtime: Runtime;
   id: string;
   title: string | null;
   started_at: string | null;
   continues: SessionRef | null;
+  found: boolean;
 }
 
 export interface TraceResult {

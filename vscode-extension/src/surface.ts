@@ -255,7 +255,7 @@ export class TraceTree implements vscode.TreeDataProvider<TraceNode>, vscode.Dis
     const l = n.link;
     const item = new vscode.TreeItem(`${n.index + 1}. ${oneLine(l.title, 80) || l.id}`, vscode.TreeItemCollapsibleState.None);
     item.id = `trace/${refOf(l)}`;
-    item.description = [n.self ? 'this session' : '', runtimeName(l.runtime), l.started_at ? `started ${age(l.started_at, Date.now())}` : '', n.index === 0 ? 'the origin' : '']
+    item.description = [n.self ? 'this session' : '', runtimeName(l.runtime), l.found ? '' : 'not found', l.started_at ? `started ${age(l.started_at, Date.now())}` : '', n.index === 0 ? 'the origin' : '']
       .filter(Boolean)
       .join(' · ');
     item.iconPath = new vscode.ThemeIcon(runtimeIcon(l.runtime));

@@ -366,11 +366,15 @@ class TokenStatusResult(TypedDict):
 
 
 class TraceLink(TypedDict):
+    """One session of the chain; `found` false: a session a marker names that Segue cannot find (no store it
+    reads holds it, and no brief of it was kept), so its title and time are null."""
+
     runtime: Runtime
     id: str
     title: str | None
     started_at: str | None
     continues: SessionRef | None
+    found: bool
 
 
 class TraceResult(TypedDict):
