@@ -16,7 +16,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from segue import __version__
 from segue.errors import INVALID_PARAMS, InvalidArgument, SegueError, classify
@@ -43,8 +43,35 @@ class Usage(InvalidArgument):
     """Exit 2 with this message (a combination of options argparse cannot express)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (every subcommand's too); `dash_hint`: its positional words may start with '-' only
+    after `--`, and an error says so (`segue search -- -hello`)."""
+
+    dash_hint = False
+
+    def error(self, message: str) -> NoReturn:
+        if self.dash_hint:
+            import re
+            import shlex
+
+            # `-hello` reads as -h with "ello"; `-x`, `--bogus` as options nobody defined
+            bundled = re.search(r"argument (-\w)\S*: ignored explicit argument '(.*)'$", message)
+            unknown = message.partition("unrecognized arguments: ")[2].split()
+            word = bundled[1] + bundled[2] if bundled else next((w for w in unknown if w.startswith("-")), None)
+            if word:
+                message += (f" (to search for a word that starts with '-', put it after --: "
+                            f"{self.prog} -- {shlex.quote(word)})")
+        super().error(message)
+
+
+def _usage_of(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """A subcommand's parser, remembered in the parsed arguments: its usage is what a usage error shows."""
+    p.set_defaults(usage_of=p)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="segue",
         description="Pick an AI coding session up where it stopped: " + ", ".join(d.name for d in REGISTRY) + ".")
     p.add_argument("--version", action="version", version=f"segue {__version__}")
@@ -52,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "platform's state dir)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    ls = sub.add_parser("list", help="list resumable sessions, newest first")
+    ls = _usage_of(sub.add_parser("list", help="list resumable sessions, newest first"))
     ls.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime (repeatable)")
     ls.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
     ls.add_argument("--all", action="store_true", help="include subagent sessions, under their parent")
@@ -62,14 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="print a JSON array")
 
     for name in ("brief", "export"):
-        b = sub.add_parser(name, help="write a Markdown handoff brief of a session" +
-                           (" (alias of brief)" if name == "export" else ""))
+        b = _usage_of(sub.add_parser(name, help="write a Markdown handoff brief of a session" +
+                                     (" (alias of brief)" if name == "export" else "")))
         b.add_argument("ref", help="runtime:id or an unambiguous id prefix")
         g = b.add_mutually_exclusive_group()
         g.add_argument("--stdout", action="store_true", help="print the Markdown instead of writing a file")
         g.add_argument("--json", action="store_true", help="print the structured facts instead")
 
-    r = sub.add_parser("resume", help="reopen a session, or start a new one from its brief")
+    r = _usage_of(sub.add_parser("resume", help="reopen a session, or start a new one from its brief"))
     r.add_argument("ref")
     r.add_argument("--in", dest="target", choices=RUNTIMES, help="continue in this runtime")
     r.add_argument("--new", action="store_true", help="start a new session from the brief")
@@ -81,22 +108,24 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--shell", choices=("posix", "powershell"),
                    help="quote --print for this shell (default: powershell on Windows, else posix)")
 
-    h = sub.add_parser("handoff", help="hand a session to another surface with a single-use token")
+    h = _usage_of(sub.add_parser("handoff", help="hand a session to another surface with a single-use token"))
     hs = h.add_subparsers(dest="handoff_command", metavar="ACTION")
-    e = hs.add_parser("emit", help="emit a token for a session (prints only the token)")
+    e = _usage_of(hs.add_parser("emit", help="emit a token for a session (prints only the token)"))
     e.add_argument("ref", nargs="?")
     e.add_argument("--session", dest="session_ref", metavar="REF")
     e.add_argument("--from", dest="surface", default="terminal", type=_surface, help="this surface: terminal or editor")
-    c = hs.add_parser("claim", help="claim a token (prompted without echo when omitted)")
+    c = _usage_of(hs.add_parser("claim", help="claim a token (prompted without echo when omitted)"))
     c.add_argument("token", nargs="?")
     c.add_argument("--as", dest="surface", default="terminal", type=_surface, help="this surface: terminal or editor")
     c.add_argument("--json", action="store_true")
     c.add_argument("--tail", type=_within(CLAIM_TAIL), default=CLAIM_TAIL.default, metavar="N",
                    help=f"steps of recent activity, {CLAIM_TAIL.describe()} (default {CLAIM_TAIL.default})")
-    st = hs.add_parser("status", help="list live tokens (never prints a token)")
+    st = _usage_of(hs.add_parser("status", help="list live tokens (never prints a token)"))
     st.add_argument("--json", action="store_true")
 
-    se = sub.add_parser("search", help="find sessions by what was asked, said, run and changed")
+    se = _usage_of(sub.add_parser("search", help="find sessions by what was asked, said, run and changed"))
+    if isinstance(se, _Parser):  # (subparsers are of their parent's class)
+        se.dash_hint = True
     se.add_argument("query", nargs="*", help='words (all must match, any order), "quoted phrases", prefix*')
     se.add_argument("--runtime", action="append", choices=RUNTIMES, help="only this runtime (repeatable)")
     se.add_argument("--dir", metavar="PATH", help="only sessions whose directory is PATH or below it")
@@ -108,14 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
     se.add_argument("--json", action="store_true", help='print {"results": [...], "total": N}')
     se.add_argument("--forget", action="store_true", help="delete the search index (it holds session text)")
 
-    t = sub.add_parser("trace", help="the chain of sessions a task went through, across runtimes")
+    t = _usage_of(sub.add_parser("trace", help="the chain of sessions a task went through, across runtimes"))
     t.add_argument("ref")
     t.add_argument("--json", action="store_true")
 
-    sv = sub.add_parser("serve", help="run the language server on stdio (for the editor extension)")
+    sv = _usage_of(sub.add_parser("serve", help="run the language server on stdio (for the editor extension)"))
     sv.add_argument("--stdio", action="store_true", help="accepted and ignored: stdio is the only transport")
 
-    sub.add_parser("demo", help="list and brief a bundled sample store written by the real runtimes")
+    _usage_of(sub.add_parser("demo", help="list and brief a bundled sample store written by the real runtimes"))
     return p
 
 
@@ -159,11 +188,16 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
     the language-server package)."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    usage_of: argparse.ArgumentParser = getattr(args, "usage_of", parser)  # the innermost subcommand's
+    if extra:  # (parse_args would report them with the top-level usage)
+        usage_of.error(f"unrecognized arguments: {' '.join(extra)}")
     args.raw_argv = argv  # what a warm listing is kept under (segue.warm)
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "handoff" and args.handoff_command is None:
+        usage_of.error("choose an action: emit, claim or status")
     if args.command == "serve":
         if serve is None:
             print("segue: `serve` runs through the segue command (`segue serve` or `python -m segue serve`)",
@@ -171,7 +205,7 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
             return 2
         return serve(args.home)
     try:
-        return _dispatch(args, parser)
+        return _dispatch(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -181,8 +215,12 @@ def main(argv: Sequence[str] | None = None, serve: Serve | None = None) -> int:
         if c is None:
             raise
         reason, msg, _ = c
+        if reason == INVALID_PARAMS:  # a usage error: the subcommand's usage, as argparse shows its own
+            sys.stderr.write(usage_of.format_usage())
+            print(f"{usage_of.prog}: error: {msg}", file=sys.stderr)
+            return 2
         print(f"segue: {msg}", file=sys.stderr)
-        return 2 if reason == INVALID_PARAMS else 1
+        return 1
     finally:
         recache = sys.modules.get("segue.recache")
         if recache is not None:
@@ -202,7 +240,7 @@ def _service(args: argparse.Namespace, env: Env | None = None, redacts: bool = T
     return svc
 
 
-def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
     if cmd == "list":
         return cmd_list(args)
@@ -212,12 +250,11 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return cmd_resume(args)
     if cmd == "handoff":
         if args.handoff_command == "emit":
-            return cmd_emit(args, parser)
+            return cmd_emit(args)
         if args.handoff_command == "claim":
             return cmd_claim(args)
         if args.handoff_command == "status":
             return cmd_status(args)
-        parser.parse_args(["handoff", "--help"])
         return 2
     if cmd == "trace":
         return cmd_trace(args)
@@ -490,10 +527,10 @@ def describe_plan(plan: Plan) -> str:
 
 # -- handoff --------------------------------------------------------------------------------------------------
 
-def cmd_emit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def cmd_emit(args: argparse.Namespace) -> int:
     ref = args.session_ref or args.ref
     if not ref or (args.session_ref and args.ref and args.session_ref != args.ref):
-        parser.error("handoff emit needs one session: REF or --session REF")
+        args.usage_of.error("handoff emit needs one session: REF or --session REF")
     print(_service(args).emit(ref, args.surface).token)
     return 0
 
