@@ -142,3 +142,16 @@ def test_trace_says_when_a_linked_session_is_not_found_and_aligns_its_columns(ho
     code, out, _ = run(home, monkeypatch, "trace", "claude:s3", "--json")
     assert [(c["id"], c["found"]) for c in json.loads(out)] == [
         ("gone-session-id", False), ("s3", True), ("s4-a-longer-id", True)]
+
+
+def test_the_plan_says_why_in_words_not_reason_codes(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.resume import REASON_TEXTS
+
+    install_cli(home)
+    install_cli(home, "codex")
+    for flags, head, reason in ((["--new"], "Plan: a new Claude Code session from a brief", "requested"),
+                                (["--in", "codex"], "Plan: a new Codex CLI session from a brief", "other_runtime"),
+                                ([], "Plan: reopen it in Claude Code", "native")):
+        code, _, err = run(home, monkeypatch, "resume", "claude:s1", *flags, stdin="n\n")
+        assert code == 1 and err.startswith(head + "\n") and f"  why:       {REASON_TEXTS[reason]}\n" in err
+        assert reason + ":" not in err and "native:" not in err

@@ -509,11 +509,10 @@ def describe_plan(plan: Plan) -> str:
     from segue.stores import display_name
     from segue.table import one_line
 
-    why = REASON_TEXTS.get(plan.reason, plan.reason)
-    if plan.reason == "other_runtime":
-        why += f" ({display_name(plan.runtime)})"
-    lines = [f"Plan: {'reopen natively' if plan.mode == 'native' else 'new session from a brief'} "
-             f"({plan.reason}: {why})",
+    name = display_name(plan.runtime)
+    # people read the reason's words, never its code (the JSON's)
+    lines = [f"Plan: {f'reopen it in {name}' if plan.mode == 'native' else f'a new {name} session from a brief'}",
+             f"  why:       {REASON_TEXTS.get(plan.reason, plan.reason.replace('_', ' '))}",
              f"  session:   {plan.session.ref}  {one_line(plan.session.display_title, 60)}",
              f"  command:   {' '.join(shlex.quote(a) for a in plan.argv)}",
              f"  directory: {plan.cwd}"]
