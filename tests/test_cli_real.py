@@ -263,7 +263,7 @@ def test_resume_refusals(stores: Stores, tmp_path: Path) -> None:
     p = stores.run("resume", "nosuchsession", "--dry-run", check=False)
     assert p.returncode == 1 and "no session matches" in p.stderr
     p = stores.run("resume", f"codex:{top['id']}", "--cwd", str(tmp_path / "gone"), "--dry-run", check=False)
-    assert p.returncode == 1 and "no longer exists" in p.stderr
+    assert p.returncode == 1 and "does not exist" in p.stderr
     env = dict(stores.env, PATH="/usr/bin:/bin")
     p = subprocess.run([sys.executable, "-m", "segue", "resume", f"codex:{top['id']}", "--yes"], env=env,
                        capture_output=True, text=True, timeout=60)

@@ -173,7 +173,7 @@ def test_cli_print_works_without_the_runtime_installed_here(stores: Stores) -> N
 def test_cli_print_refuses_a_missing_directory(stores: Stores, tmp_path: Path) -> None:
     top = stores.sessions("codex", top_level_only=True)[0]
     p = stores.run("resume", f"codex:{top['id']}", "--print", "--cwd", str(tmp_path / "gone"), check=False)
-    assert p.returncode == 1 and "no longer exists" in p.stderr and not p.stdout
+    assert p.returncode == 1 and "does not exist" in p.stderr and not p.stdout
 
 
 def test_json_is_unaffected(stores: Stores) -> None:

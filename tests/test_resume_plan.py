@@ -92,8 +92,16 @@ def test_missing_directory_and_cli(tmp_path: Path) -> None:
     s = sess("codex")
     with pytest.raises(resume.PlanRefused) as e:
         resume.check_directory(str(tmp_path / "gone"), s, overridden=False)
-    assert e.value.reason == "missing_directory" and "--cwd" in str(e.value)
+    assert e.value.reason == "missing_directory" and "--cwd" in str(e.value) and "no longer exists" in str(e.value)
     assert resume.check_directory(str(tmp_path), s, overridden=True) == str(tmp_path)
+    # a directory the person chose never existed as far as Segue knows (found by a new user's trial)
+    with pytest.raises(resume.PlanRefused) as e:
+        resume.check_directory(str(tmp_path / "gone"), s, overridden=True)
+    assert e.value.reason == "missing_directory" and str(e.value).endswith("gone does not exist")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(resume.PlanRefused) as e:
+        resume.check_directory(str(tmp_path / "file"), s, overridden=True)
+    assert str(e.value).endswith("file is not a directory")
     with pytest.raises(resume.PlanRefused) as e:
         resume.locate_cli("codex", path=str(tmp_path))
     assert e.value.reason == "missing_cli" and "npm install -g @openai/codex" in str(e.value)

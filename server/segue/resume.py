@@ -120,8 +120,11 @@ def check_directory(cwd: str | None, session: Session, overridden: bool) -> str:
                           f"{session.ref} has no recorded directory; choose one with --cwd DIR", cwd=None)
     path = os.path.abspath(os.path.expanduser(cwd))
     if not os.path.isdir(path):
-        hint = "" if overridden else "; use --cwd DIR to continue it somewhere else on purpose"
-        raise PlanRefused("missing_directory", f"the directory {path} no longer exists{hint}", cwd=path)
+        if overridden:  # the person's choice, which Segue never saw exist
+            what = "is not a directory" if os.path.exists(path) else "does not exist"
+            raise PlanRefused("missing_directory", f"the directory {path} {what}", cwd=path)
+        raise PlanRefused("missing_directory", f"the session's directory {path} no longer exists; use --cwd DIR to "
+                                               "continue it somewhere else on purpose", cwd=path)
     return path
 
 
