@@ -269,3 +269,16 @@ def test_the_brief_names_its_runtime_with_the_right_article(runtime: str, line: 
     s = Session(runtime=runtime, id="x1", store_path="/s", cwd="/w", title="t")
     md = render(build_facts(s, iter([]), ReadStats(), Redactor(environ={})))
     assert line in md
+
+
+def test_empty_sections_say_no_count() -> None:
+    # "Recent commands (0 most recent of 0)" and an empty "Recent activity (last 0 steps)" (a new user's trial)
+    md = render(build_facts(session(), iter([]), ReadStats(), Redactor(environ={})))
+    assert "## Recent commands\n\n_none recorded_" in md and "## Files changed\n\n_none recorded" in md
+    assert "Recent activity" not in md and "(0" not in md and " 0 " not in md
+    few = render(facts_of([Step("request", "go"), Step("command", "make", exit_code=0)]))
+    assert "## Recent commands\n\n- exit 0: `make`" in few and "## Recent activity\n\n1. request" in few
+    # control: counts stay where something is left out
+    many = render(facts_of([Step("command", f"echo {i}", exit_code=0) for i in range(MAX_STEPS + 5)]))
+    assert f"## Recent commands (12 most recent of {MAX_STEPS + 5})" in many
+    assert f"## Recent activity (last {MAX_STEPS} steps)\n\n5 earlier steps are not shown." in many
