@@ -171,6 +171,25 @@ def test_symlinked_or_open_handoffs_dir_is_refused(tmp_path: Path) -> None:
         write_brief(state, session(), "x")
 
 
+def test_missing_parents_of_the_state_dir_are_created_private(tmp_path: Path) -> None:
+    # `--home ~/new/deep/state` left ~/new and ~/new/deep at 0755 (a new user's trial)
+    os.chmod(tmp_path, 0o755)
+    old_umask = os.umask(0o022)
+    try:
+        state = StateDir(tmp_path / "new" / "deep" / "state")
+        write_brief(state, session(), "x")
+    finally:
+        os.umask(old_umask)
+    for d in (tmp_path / "new", tmp_path / "new" / "deep", state.root, state.handoffs):
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
+    assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o755  # control: a parent that existed is not Segue's
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UnsafeDirectory, match="not a directory"):
+        StateDir(tmp_path / "file" / "state").ensure()
+    with pytest.raises(UnsafeDirectory, match="not a directory"):
+        StateDir(tmp_path / "file").ensure()
+
+
 def test_a_planted_symlink_at_the_brief_name_is_not_followed(tmp_path: Path) -> None:
     state = StateDir(tmp_path / "state")
     now = 1_800_000_000

@@ -8,6 +8,7 @@ refused, never silently repaired.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -34,10 +35,18 @@ def default_home(environ: dict[str, str] | None = None) -> Path:
 
 def ensure_private_dir(path: Path) -> Path:
     """Create `path` (0700) if missing; refuse a symlink, a non-directory, another owner, or group/world
-    write bits. Parents are created with 0700 too."""
+    write bits. Missing parents are created 0700 too (os.makedirs gives them the umask's 0755: `--home
+    ~/new/state` would leave ~/new readable by all); parents that exist are not ours to change."""
+    missing = []
+    p = Path(os.path.abspath(path))
+    while not os.path.lexists(p) and p != p.parent:
+        missing.append(p)
+        p = p.parent
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    except FileExistsError as e:
+        for d in reversed(missing):
+            with contextlib.suppress(FileExistsError):  # (made meanwhile by another process: checked below)
+                os.mkdir(d, 0o700)
+    except (FileExistsError, NotADirectoryError) as e:
         raise UnsafeDirectory(f"{path} exists and is not a directory") from e
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
