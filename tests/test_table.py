@@ -47,8 +47,8 @@ def test_rows_fit_the_terminal_counting_wide_characters() -> None:
     from segue.table import cells
 
     wide = Session(runtime="claude", id="1d5f0c9e-aaaa", store_path="/s/1", cwd="/home/u/projects/very/deep/tree/app",
-                   title="日本語のタイトルでセッションを説明する長い文章です。" * 3, branch="feature/long-branch-name-x",
-                   updated_at=1_000.0)
+                   title="日本語のタイトルでセッションを説明する長い文章です。" * 3,
+                   branch="feature/long-branch-name-x", updated_at=1_000.0)
     plain = Session(runtime="codex", id="2e6a1b0f-bbbb", store_path="/s/2", cwd="/w", title="fix the flaky test " * 6,
                     updated_at=1_000.0)
     for width in (80, 100, 132):
