@@ -97,6 +97,7 @@ class DirReader(Reader):
         data = json.loads(Path(source.path).read_text())
         return [Session(runtime="claude", id=data["id"], store_path=source.path, updated_at=data["t"],
                         first_request=data.get("q"), cwd=data.get("cwd"), parent_id=data.get("parent"),
+                        title=data.get("title"), problems=list(data.get("problems", [])),
                         resumable=not data.get("parent"), resume_blocker="subagent" if data.get("parent") else None,
                         locator={"priority": data.get("prio", 0)})]
 
@@ -337,3 +338,18 @@ def test_parallel_scan_writes_the_index_all_at_once_or_not_at_all(
     assert len(_index_keys(state)) == 50 and encoded["n"] == 0
     warm = scan(env, state, ["claude"])
     assert [s.to_json() for s in warm.sessions] == [s.to_json() for s in full.sessions]
+
+
+def test_a_transcript_that_could_not_be_read_is_titled_by_its_problem(tmp_path: Path, dir_reader: type[DirReader]
+                                                                      ) -> None:
+    # it listed as "(untitled)", its problem only in --json (a new user's trial)
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    (store / "a.json").write_text(json.dumps({"id": "broken", "t": 1, "problems": ["empty file"]}))
+    (store / "b.json").write_text(json.dumps({"id": "damaged", "t": 2, "q": "fix it", "problems": ["2 damaged lines"]}))
+    (store / "c.json").write_text(json.dumps({"id": "quiet", "t": 3}))
+    by_id = {s.id: s for s in scan(Env(home=tmp_path / "home"), StateDir(tmp_path / "state"), ["claude"]).sessions}
+    assert by_id["broken"].title == "(unreadable: empty file)"
+    # controls: a session with a request keeps it as its name; one with no problem stays untitled
+    assert (by_id["damaged"].title, by_id["quiet"].title) == (None, None)
+

@@ -429,6 +429,10 @@ def _summarize(reader: Reader, src: Source, fast: bool, previous: tuple[list[Ses
 
 def _summarized(session: Session) -> None:
     """Make a freshly read summary fit to be stored and shown (runs in the listing's workers too)."""
+    # A title that says what the session is: a transcript that could not be read says why (not "(untitled)").
+    # Redacted with the rest, below.
+    if not session.title and not session.first_request and session.problems:
+        session.title = f"(unreadable: {session.problems[0]})"
     # Titles and first requests are shown by every listing surface: redacted once, here, so the index keeps
     # only redacted text. Imported lazily: a warm listing never needs the redactor.
     from segue.redact import redact_summary
