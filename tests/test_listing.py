@@ -353,3 +353,33 @@ def test_a_transcript_that_could_not_be_read_is_titled_by_its_problem(tmp_path: 
     # controls: a session with a request keeps it as its name; one with no problem stays untitled
     assert (by_id["damaged"].title, by_id["quiet"].title) == (None, None)
 
+
+def test_a_session_started_from_a_brief_is_titled_by_what_it_continues(tmp_path: Path, dir_reader: type[DirReader]
+                                                                       ) -> None:
+    from segue.brief import write_brief
+    from segue.resume import first_prompt
+
+    state = StateDir(tmp_path / "state")
+    source = Session(runtime="codex", id="0199aaaa-bbbb-7ccc", store_path="/s", title="Fix the login redirect")
+    brief = write_brief(state, source, "# Segue handoff brief: `Fix the login redirect`\n\nWritten by Segue…\n")
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    sessions = {
+        "fromfile": {"q": first_prompt(str(brief), source)},
+        "runtimecut": {"q": first_prompt(str(brief), source), "title": first_prompt(str(brief), source)[:50] + "…"},
+        "nofile": {"q": first_prompt(str(tmp_path / "gone" / "handoffs" / brief.name), source)},
+        # a prompt naming a file that is not the marker's session's brief is not read
+        "elsewhere": {"q": first_prompt(str(tmp_path / "notes.md"), source)},
+        "owntitle": {"q": first_prompt(str(brief), source), "title": "Redirect loop, part two"},
+        "plain": {"q": "Fix the login redirect again"},
+    }
+    (tmp_path / "notes.md").write_text("# Segue handoff brief: `not this one`\n")
+    for i, (sid, d) in enumerate(sessions.items()):
+        (store / f"{i}.json").write_text(json.dumps({"id": sid, "t": i, **d}))
+    by_id = {s.id: s for s in scan(Env(home=tmp_path / "home"), state, ["claude"]).sessions}
+    assert by_id["fromfile"].title == "↪ Fix the login redirect"
+    assert by_id["runtimecut"].title == "↪ Fix the login redirect"  # a runtime's cut of the prompt is no title
+    assert by_id["nofile"].title == by_id["elsewhere"].title == "↪ continues Codex CLI session 0199aaaa-bbb"
+    # controls: a title of the session's own, and a session that continues nothing, keep theirs
+    assert by_id["owntitle"].title == "Redirect loop, part two"
+    assert (by_id["plain"].title, by_id["plain"].first_request) == (None, "Fix the login redirect again")

@@ -62,6 +62,60 @@ def continued(s: Session) -> Continues | None:
     return c if c and (c.runtime, c.id) != (s.runtime, s.id) else None
 
 
+# resume.first_prompt's opening: the brief's path, as a new session from a brief was told it
+_BRIEF_AT = re.compile(r"^Read the handoff brief at (?P<path>.+?\.md) \(a Markdown file written by Segue\)")
+_BRIEF_HEADING = re.compile(r"# Segue handoff brief: (?P<bar>`+) ?(?P<title>.+?) ?(?P=bar)[ \t\r]*(?:\n|$)")
+CONTINUES = "↪ "  # a title that names what a session continues
+
+
+def continuation_title(s: Session) -> str | None:
+    """The listing title of a session started from a Segue brief and titled by that first prompt (the
+    instruction to read the brief says nothing of the task): "↪ " and the continued session's title as its
+    brief's heading gives it, else "↪ continues <runtime> session <id's head>". None for any other session.
+
+    The brief is read only when the prompt names one a Segue state directory holds for exactly the session
+    its marker names (handoffs/<runtime>-<id>-…md, a regular file), and only its first line. Briefs are never
+    rewritten, so the title is as stable as the session's own summary."""
+    c = continued(s)
+    if c is None or not s.first_request or not _titled_by(s.title, s.first_request):
+        return None
+    source = _brief_title(s.first_request, c)
+    if source:
+        return source if source.startswith(CONTINUES) else CONTINUES + source
+    from segue.stores import display_name
+
+    return f"{CONTINUES}continues {display_name(c.runtime)} session {c.id[:12]}"  # (ids made of times share 8)
+
+
+def _titled_by(title: str | None, first_request: str) -> bool:
+    """Whether a title is (a cut of) the first request: the runtime's default, not a title of its own."""
+    if not title:
+        return True
+    t = " ".join(title.split()).rstrip("…. ")
+    return bool(t) and " ".join(first_request.split()).startswith(t)
+
+
+def _brief_title(first_request: str, c: Continues) -> str | None:
+    from segue.kept import safe_name
+    from segue.stores.text import open_regular
+
+    m = _BRIEF_AT.match(first_request)
+    if not m:
+        return None
+    path = m["path"]
+    name = os.path.basename(path)
+    if (os.path.basename(os.path.dirname(path)) != "handoffs" or not name.endswith(".md")
+            or not name.startswith(f"{c.runtime}-{safe_name(c.id, 80)}-")):
+        return None
+    try:
+        with open_regular(path) as f:
+            head = f.read(2048).decode("utf-8", "replace")
+    except OSError:
+        return None
+    h = _BRIEF_HEADING.match(head)
+    return h["title"].strip() or None if h else None
+
+
 def record_events(state: StateDir, linked: list[Session], now: float) -> int:
     """Append one `session.handoff` event per linked session not yet recorded. Returns how many.
 

@@ -429,10 +429,15 @@ def _summarize(reader: Reader, src: Source, fast: bool, previous: tuple[list[Ses
 
 def _summarized(session: Session) -> None:
     """Make a freshly read summary fit to be stored and shown (runs in the listing's workers too)."""
-    # A title that says what the session is: a transcript that could not be read says why (not "(untitled)").
-    # Redacted with the rest, below.
+    from segue.lineage import continuation_title
+
+    # A title that says what the session is: a transcript that could not be read says why (not "(untitled)"),
+    # and a session started from a brief names what it continues, not the instruction to read the brief
+    # (from the prompt as written: redaction may hide the brief's name). Redacted with the rest, below.
     if not session.title and not session.first_request and session.problems:
         session.title = f"(unreadable: {session.problems[0]})"
+    else:
+        session.title = continuation_title(session) or session.title
     # Titles and first requests are shown by every listing surface: redacted once, here, so the index keeps
     # only redacted text. Imported lazily: a warm listing never needs the redactor.
     from segue.redact import redact_summary
