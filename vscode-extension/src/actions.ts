@@ -106,7 +106,11 @@ export class Actions {
       { label: '$(book) Open Brief', run: () => this.openBrief(t) },
       {
         label: '$(debug-continue) Resume',
-        description: s.resumable ? `in ${runtimeName(s.runtime)}` : 'as a new session from the brief',
+        description: s.resumable
+          ? `in ${runtimeName(s.runtime)}`
+          : s.resume_blocker === 'no_directory'
+            ? 'in a directory you choose (none recorded)'
+            : 'as a new session from the brief',
         run: () => this.resume(t),
       },
       { label: '$(arrow-right) Resume in Another Runtime', run: () => this.resumeInRuntime(t) },

@@ -44,10 +44,14 @@ export function explain(e: unknown): { message: string; fix?: string } {
     case ERROR_CODES.revoked:
       return { message: 'This handoff token was revoked.', fix: 'Emit a new token from the other surface.' };
     case ERROR_CODES.missing_directory:
-      return {
-        message: `The session's directory no longer exists${d.cwd ? `: ${d.cwd}` : ''}.`,
-        fix: 'Restore the directory, or choose another directory to start a new session there from the brief.',
-      };
+      // (true of a directory chosen that never existed and of the session's own, deleted since; cwd null: the
+      // session recorded none, resume_blocker no_directory)
+      return d.cwd
+        ? {
+            message: `The directory does not exist: ${d.cwd}.`,
+            fix: 'Restore the directory, or choose another directory to start a new session there from the brief.',
+          }
+        : { message: 'This session recorded no directory.', fix: 'Choose the directory to resume it in.' };
     case ERROR_CODES.missing_cli:
       return {
         message: `The ${d.runtime ?? 'runtime'} CLI is not installed or not on PATH.`,

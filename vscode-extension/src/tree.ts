@@ -244,7 +244,7 @@ function tooltip(s: Session, now: number): vscode.MarkdownString {
     ['Subagents', s.subagent_count ? String(s.subagent_count) : null],
     ['Continues', s.continues ? `${s.continues.runtime}:${s.continues.id}` : null],
     ['Status', [s.live ? 'live' : '', handedOffText(s.handed_off, now)].filter(Boolean).join(', ') || null],
-    ['Resume', s.resumable ? 'native' : `new session from the brief (${s.resume_blocker ?? 'not resumable'})`],
+    ['Resume', s.resumable ? 'native' : s.resume_blocker === 'no_directory' ? 'in a directory you choose (none recorded)' : `new session from the brief (${s.resume_blocker ?? 'not resumable'})`],
     ['Problems', s.problems.length ? s.problems.join('; ') : null],
   ];
   for (const [k, v] of rows) {
