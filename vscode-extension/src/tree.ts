@@ -1,7 +1,7 @@
 // The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { handedOffText, locationsLine, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
+import { handedOffText, runtimeIcon, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
 import { type Group, type GroupMode, group, type SessionNode } from './grouping';
 import { Methods, type Session } from './protocol';
 import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
@@ -104,18 +104,11 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
     return this.loading;
   }
 
-  /** An empty view shows its welcome (viewsWelcome, on `segue.noSessions`) and where Segue looked. */
+  /** An empty view shows its welcome (viewsWelcome, on `segue.noSessions`): VS Code shows welcome content only
+   * while the view has no message, so the message is cleared; the welcome's button shows where Segue looked. */
   private setEmpty(empty: boolean): void {
     void vscode.commands.executeCommand('setContext', 'segue.noSessions', empty);
-    if (!empty) {
-      this.setMessage(undefined);
-      return;
-    }
-    this.setMessage(`No sessions found in the ${runtimeList()} stores.`);
-    this.server
-      .request(Methods.locations, {})
-      .then((r) => this.setMessage(locationsLine(r.locations, os.homedir())))
-      .then(undefined, (e: unknown) => this.server.log.warn(`locations: ${String(e)}`));
+    this.setMessage(undefined);
   }
 
   private setMessage(message: string | undefined): void {

@@ -405,6 +405,24 @@ suite('Segue extension host', () => {
     assert.ok(api.trace.chain.some((n) => n.self && n.link.id === s.id));
   });
 
+  test('welcome: an empty listing clears the view message, so VS Code shows the welcome buttons', async () => {
+    const server = api.server as unknown as { request: (...a: unknown[]) => Promise<unknown> };
+    const real = server.request;
+    server.request = async (...a: unknown[]) =>
+      a[0] === 'segue/listSessions' ? { sessions: [], skipped: 0, skipped_reasons: [], total: 0, next_offset: null } : real.apply(api.server, a);
+    try {
+      api.tree.refresh();
+      assert.deepEqual(await api.tree.getChildren(), []);
+      await sleep(500); // a locations reply used to land as the message after the listing
+      assert.equal(api.tree.view?.message, undefined, 'welcome content shows only while the view has no message');
+    } finally {
+      server.request = real;
+      api.tree.refresh();
+      await api.tree.getChildren();
+    }
+    assert.ok((await api.tree.getChildren()).length > 0);
+  });
+
   test('welcome: locations and the demo sample come from the server', async () => {
     await vscode.commands.executeCommand('segue.showLocations');
     await until('the locations note', () => vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'segue-note' && d.uri.path.startsWith('/where/')));
