@@ -11,6 +11,7 @@ import {
   runtimeIcon,
   runtimeName,
   sessionTitle,
+  terminalCommand,
   terminalName,
 } from './format';
 import { pickSession, type PickState } from './picker';
@@ -176,17 +177,20 @@ export class Actions {
     return choice === ok ? this.launch(plan) : undefined;
   }
 
-  /** argv goes to the pty as an argument vector: no shell parses session text. */
+  /** argv goes to the pty as an argument vector: no shell parses session text. On POSIX a fixed sh script runs
+   * it (`"$0" "$@"`, the argv as its positional parameters) and, when the agent exits non-zero, keeps the
+   * terminal open with the exit code until Enter, so its output ("Error: not logged in") stays readable. */
   launch(plan: Plan): vscode.Terminal {
     if (plan.argv.length === 0) {
       throw new Error('Segue returned an empty command');
     }
     const home = this.server.launch?.segueHome;
+    const { shellPath, shellArgs } = terminalCommand(plan.argv, process.platform);
     const term = vscode.window.createTerminal({
       name: terminalName(plan.session.title, plan.session),
       cwd: plan.cwd,
-      shellPath: plan.argv[0],
-      shellArgs: plan.argv.slice(1),
+      shellPath,
+      shellArgs,
       env: home ? { SEGUE_HOME: home } : undefined,
       iconPath: new vscode.ThemeIcon(runtimeIcon(plan.runtime)),
     });

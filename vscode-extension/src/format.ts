@@ -152,6 +152,19 @@ export function terminalName(title: string | null, ref: { id: string }): string 
   return `Segue: ${oneLine(title, 40) || ref.id.slice(0, 12)}`;
 }
 
+/** A fixed script (never session text): runs "$0" "$@"; on a non-zero exit says so and waits for Enter. */
+export const HOLD_ON_FAILURE =
+  '"$0" "$@"; rc=$?; if [ "$rc" -ne 0 ]; then printf \'\\n[Segue] %s exited with code %d. Press Enter to close this terminal.\' "${0##*/}" "$rc"; read -r _; fi; exit "$rc"';
+
+/** The terminal's process for a plan's argv: on POSIX, /bin/sh running HOLD_ON_FAILURE with the argv as its
+ * arguments (so a failing agent's output stays); elsewhere the argv itself. */
+export function terminalCommand(argv: string[], platform: string): { shellPath: string; shellArgs: string[] } {
+  if (platform === 'win32') {
+    return { shellPath: argv[0], shellArgs: argv.slice(1) };
+  }
+  return { shellPath: '/bin/sh', shellArgs: ['-c', HOLD_ON_FAILURE, ...argv] };
+}
+
 // --- Markdown for untrusted text (CommonMark): fences longer than any backtick run inside, escaped inlines.
 
 export function fence(body: string, info = 'text'): string {

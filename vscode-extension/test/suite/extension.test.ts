@@ -198,6 +198,28 @@ suite('Segue extension host', () => {
     term.dispose();
   });
 
+  test('resume: an agent that exits non-zero leaves its terminal open, output and exit code readable', async function () {
+    if (process.platform === 'win32') {
+      this.skip();
+    }
+    const s = topLevel().find((x) => x.cwd)!;
+    const plan = await api.server.request('segue/planResume', { ref: `${s.runtime}:${s.id}` });
+    const marker = path.join(ctx.out, 'failing-agent-ran');
+    const agent = path.join(ctx.out, 'failing-agent');
+    fs.rmSync(marker, { force: true });
+    fs.writeFileSync(agent, `#!/bin/sh\necho 'Error: not logged in'\necho "$@" > '${marker}'\nexit 3\n`, { mode: 0o755 });
+    const term = api.actions.launch({ ...plan, argv: [agent, `it's "quoted"`, '$(touch /tmp/segue-e2e-injected)'] });
+    const args = await until('the failing agent to run', () => (fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : undefined));
+    assert.equal(args.trim(), 'it\'s "quoted" $(touch /tmp/segue-e2e-injected)', 'arguments reach the agent verbatim');
+    assert.equal(fs.existsSync('/tmp/segue-e2e-injected'), false);
+    await sleep(2500);
+    assert.equal(term.exitStatus, undefined, 'the terminal stays open after the agent failed');
+    assert.ok(vscode.window.terminals.includes(term));
+    term.sendText('', true); // "press Enter to close"
+    const status = await until('the terminal to close', () => term.exitStatus);
+    assert.equal(status.code, 3, 'the terminal reports the agent\'s exit code');
+  });
+
   test('handoff: a token emitted in the editor is claimed by the CLI; the session shows as handed off', async () => {
     const s = topLevel()[0];
     const r = await api.actions.emitToken({ ref: `${s.runtime}:${s.id}` });

@@ -2,8 +2,9 @@
 import * as assert from 'node:assert/strict';
 import {
   age, claimMarkdown, clock, commandLine, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
-  reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, tildePath,
+  reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
+import { spawnSync } from 'node:child_process';
 import { group, nest } from '../../src/grouping';
 import type { Plan, Session } from '../../src/protocol';
 import { isPlan, PLAN_REASONS, RUNTIME_NAMES, RUNTIMES, TOKEN_PATTERN } from '../../src/protocol';
@@ -187,5 +188,22 @@ suite('editor surface text', () => {
     assert.match(md, /- `\/root\/.claude\/projects`: not found \(set CLAUDE\\_CONFIG\\_DIR\)/);
     assert.match(md, /- ``\s?\/x\/`y`\s?``: not found \(\\\*bold\\\*\)/);
     assert.equal(locationsLine([], undefined), 'No sessions found.');
+  });
+
+  test('terminalCommand: a fixed sh script runs the argv verbatim and holds the terminal only on failure', () => {
+    const argv = ['/bin/sh', '-c', 'printf "%s|" "$@"; exit "$1"', 'x', `it's "q" $(id)`];
+    const fail = terminalCommand([...argv.slice(0, 3), 'x', '3', `it's "q" $(id)`], 'linux');
+    assert.equal(fail.shellPath, '/bin/sh');
+    assert.equal(fail.shellArgs[0], '-c');
+    assert.ok(!fail.shellArgs[1].includes('it\'s'), 'the script holds no argv text');
+    const r = spawnSync(fail.shellPath, fail.shellArgs, { input: '\n', encoding: 'utf8' });
+    assert.equal(r.status, 3);
+    assert.match(r.stdout, /^3\|it's "q" \$\(id\)\|/);
+    assert.match(r.stdout, /sh exited with code 3\. Press Enter to close this terminal\./);
+    const ok = terminalCommand([...argv.slice(0, 3), 'x', '0'], 'linux');
+    const r0 = spawnSync(ok.shellPath, ok.shellArgs, { input: '', encoding: 'utf8' });
+    assert.equal(r0.status, 0);
+    assert.doesNotMatch(r0.stdout, /exited/);
+    assert.deepEqual(terminalCommand(['C:\\bin\\codex.exe', 'resume', 'id'], 'win32'), { shellPath: 'C:\\bin\\codex.exe', shellArgs: ['resume', 'id'] });
   });
 });
