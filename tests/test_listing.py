@@ -379,7 +379,40 @@ def test_a_session_started_from_a_brief_is_titled_by_what_it_continues(tmp_path:
     by_id = {s.id: s for s in scan(Env(home=tmp_path / "home"), state, ["claude"]).sessions}
     assert by_id["fromfile"].title == "↪ Fix the login redirect"
     assert by_id["runtimecut"].title == "↪ Fix the login redirect"  # a runtime's cut of the prompt is no title
-    assert by_id["nofile"].title == by_id["elsewhere"].title == "↪ continues Codex CLI session 0199aaaa-bbb"
+    # (the id's first group, as the table's ids begin, not a cut inside the next one)
+    assert by_id["nofile"].title == by_id["elsewhere"].title == "↪ continues Codex CLI session 0199aaaa"
     # controls: a title of the session's own, and a session that continues nothing, keep theirs
     assert by_id["owntitle"].title == "Redirect loop, part two"
     assert (by_id["plain"].title, by_id["plain"].first_request) == (None, "Fix the login redirect again")
+
+
+def test_what_a_continued_session_is_titled_by_when_its_source_is_long_redacted_or_untitled(
+        tmp_path: Path, dir_reader: type[DirReader]) -> None:
+    from segue.brief import write_brief
+    from segue.lineage import id_head
+    from segue.quote import inline
+    from segue.resume import first_prompt
+
+    state = StateDir(tmp_path / "state")
+    store = tmp_path / "home" / "store"
+    store.mkdir(parents=True)
+    long = "x" * 110 + " [REDACTED:password-prose] and more"  # the brief's 120-character cut ends in its marker
+    sources = {
+        "long": (Session(runtime="codex", id="0199aaaa-1111-7ccc", store_path="/s", title=long), long),
+        "redacted": (Session(runtime="codex", id="0199aaaa-2222-7ccc", store_path="/s"),
+                     "Use [REDACTED:password-prose] for the db"),
+        # neither title nor request: the brief is headed by the id
+        "bare": (Session(runtime="codex", id="0199aaaa-3333-7ccc-8ddd-9eeeeeeeeeee", store_path="/s"), None),
+    }
+    for i, (name, (source, heading)) in enumerate(sources.items()):
+        text = heading or source.id
+        brief = write_brief(state, source, f"# Segue handoff brief: {inline(text, 120)}\n\nWritten by Segue…\n")
+        (store / f"{i}.json").write_text(json.dumps({"id": name, "t": i, "q": first_prompt(str(brief), source)}))
+    by_id = {s.id: s for s in scan(Env(home=tmp_path / "home"), state, ["claude"]).sessions}
+    assert by_id["long"].title == "↪ " + "x" * 110 + "…"  # no "[REDACTE…" left by the cut
+    assert by_id["redacted"].title == "↪ Use [REDACTED:password-prose] for the db"
+    assert by_id["bare"].title == "↪ continues Codex CLI session 0199aaaa"
+    # an id's head: a UUID's first group, a Cline id's time, else 8 characters, a short id whole
+    assert [id_head(i) for i in ("01a2270c-bfde-7243-a03e-d1e3dec4d9d4", "1795951786001_mu000",
+                                 "ses_dd8ef25a5ffeT7EEa533neH8a2", "a3808aebe501ee320", "short-1")] == [
+        "01a2270c", "1795951786001", "ses_dd8e", "a3808aeb", "short-1"]

@@ -80,11 +80,25 @@ def continuation_title(s: Session) -> str | None:
     if c is None or not s.first_request or not _titled_by(s.title, s.first_request):
         return None
     source = _brief_title(s.first_request, c)
-    if source:
+    if source and source != c.id:  # (a brief of a session with no title nor request is headed by its id)
         return source if source.startswith(CONTINUES) else CONTINUES + source
     from segue.stores import display_name
 
-    return f"{CONTINUES}continues {display_name(c.runtime)} session {c.id[:12]}"  # (ids made of times share 8)
+    return f"{CONTINUES}continues {display_name(c.runtime)} session {id_head(c.id)}"
+
+
+# An id's first part when it ends at a separator within 8 to 16 characters: a UUID's first group, a Cline id's
+# millisecond time (a cut inside it names no part of the id)
+_ID_HEAD = re.compile(r"[^-_]{8,16}(?=[-_])")
+
+
+def id_head(sid: str) -> str:
+    """A prefix of `sid` that names it in prose: its first part (`_ID_HEAD`), else its first 8 characters (as
+    the list table's shortest ids, segue.table.SHORT_ID), else all of it when that is at most 16."""
+    m = _ID_HEAD.match(sid)
+    if m:
+        return m.group()
+    return sid if len(sid) <= 16 else sid[:8]
 
 
 def _titled_by(title: str | None, first_request: str) -> bool:
@@ -113,7 +127,17 @@ def _brief_title(first_request: str, c: Continues) -> str | None:
     except OSError:
         return None
     h = _BRIEF_HEADING.match(head)
-    return h["title"].strip() or None if h else None
+    return _whole_markers(h["title"].strip()) or None if h else None
+
+
+# The end of a heading the brief cut ("…") inside a redaction marker: `[REDACTED:passw…`, `[REDAC…`
+_CUT_MARKER = re.compile(r"\[(?:R(?:E(?:D(?:A(?:C(?:T(?:E(?:D(?::[a-z0-9-]*)?)?)?)?)?)?)?)?)?…\Z")
+
+
+def _whole_markers(title: str) -> str:
+    """A title without the piece of a redaction marker its cut left (the brief cuts its heading at 120)."""
+    m = _CUT_MARKER.search(title)
+    return title[:m.start()].rstrip() + "…" if m else title
 
 
 def record_events(state: StateDir, linked: list[Session], now: float) -> int:
