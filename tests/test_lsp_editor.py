@@ -111,10 +111,17 @@ async def test_locations_name_every_runtimes_store(client: LanguageClient) -> No
     locs = (await call(client, P.LOCATIONS, {}))["locations"]
     assert {loc["runtime"] for loc in locs} == set(RUNTIMES)
     for loc in locs:
-        assert set(loc) == {"runtime", "path", "exists", "how_to_override"}
+        assert set(loc) == {"runtime", "path", "exists", "how_to_override", "sessions"}
         assert isinstance(loc["exists"], bool) and loc["path"]
+        assert isinstance(loc["sessions"], int) and (loc["exists"] or loc["sessions"] == 0)
     # the fixture stores this server reads are among the places, and found
     assert any(loc["exists"] and loc["path"].startswith(str(STORES.root)) for loc in locs)
+    # each runtime's places count its listed (top-level) sessions, as the listing does
+    listed = (await call(client, P.LIST_SESSIONS, {}))["sessions"]
+    for rt in RUNTIMES:
+        assert sum(loc["sessions"] for loc in locs if loc["runtime"] == rt) == \
+            sum(1 for s in listed if s["runtime"] == rt and not s["parent_id"]), rt
+    assert any(loc["sessions"] > 0 for loc in locs)
 
 
 async def test_demo_is_the_bundled_sample_as_markdown(client: LanguageClient, home: Path) -> None:

@@ -1,5 +1,6 @@
 // Segue for VS Code: wires the server, views, documents and commands together.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Actions } from './actions';
@@ -114,7 +115,7 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
     }),
     command('segue.showLocations', async () => {
       const r = await server.request(Methods.locations, {});
-      await showRendered(notes.set('/where/Where Segue looked.md', locationsMarkdown(r.locations)));
+      await showRendered(notes.set('/where/Where Segue looked.md', locationsMarkdown(r.locations, os.homedir())));
     }),
     command('segue.showLog', () => log.show()),
     command('segue.restartServer', () => server.restart()),

@@ -260,16 +260,21 @@ export function clock(seconds: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
-export type LookedAt = Pick<Location, 'path' | 'exists' | 'how_to_override'> & { runtime: string };
+export type LookedAt = Pick<Location, 'path' | 'exists' | 'how_to_override'> & { runtime: string; sessions?: number };
 
-/** "Where Segue looked": one line per place, grouped by runtime, with the variable that moves it. */
-export function locationsMarkdown(locs: LookedAt[]): string {
+/** "Where Segue looked": one line per place, grouped by runtime, with the sessions listed from it and the
+ * variable that moves it. */
+export function locationsMarkdown(locs: LookedAt[], home?: string): string {
   const out = ['# Where Segue looked for sessions', '', 'Each runtime keeps its sessions in its own local store; Segue only reads them.', ''];
+  const count = (n: number) => `${n} session${n === 1 ? '' : 's'}`;
   for (const rt of [...new Set(locs.map((l) => l.runtime))]) {
-    out.push(`## ${mdInline(runtimeName(rt))}`, '');
-    for (const l of locs.filter((x) => x.runtime === rt)) {
+    const mine = locs.filter((x) => x.runtime === rt);
+    const total = mine.reduce((n, l) => n + (l.sessions ?? 0), 0);
+    out.push(`## ${mdInline(runtimeName(rt))}${mine.some((l) => l.sessions !== undefined) ? ` (${count(total)})` : ''}`, '');
+    for (const l of mine) {
       const how = l.how_to_override ? ` (${mdInline(l.how_to_override)})` : '';
-      out.push(`- ${mdCode(l.path)}: ${l.exists ? 'found, no sessions' : 'not found'}${how}`);
+      const what = !l.exists ? 'not found' : l.sessions === undefined ? 'found' : l.sessions ? `found, ${count(l.sessions)}` : 'found, no sessions';
+      out.push(`- ${mdCode(tildePath(l.path, home))}: ${what}${how}`);
     }
     out.push('');
   }

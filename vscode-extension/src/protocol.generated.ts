@@ -349,6 +349,8 @@ export interface Location {
   path: string;
   exists: boolean;
   how_to_override: string | null;
+  /** top-level sessions listed from this place; a runtime's places add up to its sessions */
+  sessions: number;
 }
 
 export interface LocationsResult {

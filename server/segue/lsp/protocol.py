@@ -415,6 +415,7 @@ class Location(TypedDict):
     path: str
     exists: bool
     how_to_override: str | None
+    sessions: Annotated[int, "top-level sessions listed from this place; a runtime's places add up to its sessions"]
 
 
 class LocationsResult(TypedDict):

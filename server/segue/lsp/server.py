@@ -272,7 +272,36 @@ def revoke_token(ls: SegueServer, p: P.RevokeTokenParams, cancelled: Callable[[]
 
 @request(P.LOCATIONS, P.NoParams)
 def locations(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
-    return {"locations": [loc.to_json() for loc in ls.svc().locations(cancelled)]}
+    svc = ls.svc()
+    locs = [loc.to_json() for loc in svc.locations(cancelled)]
+    listed = svc.page(include_subagents=False, cancelled=cancelled).sessions  # the decorated view: cached
+    counts = location_counts(locs, [(s.runtime, s.store_path) for s in listed])
+    return {"locations": [{**loc, "sessions": n} for loc, n in zip(locs, counts, strict=True)]}
+
+
+def location_counts(locs: list[Json], sessions: list[tuple[str, str]]) -> list[int]:
+    """How many (top-level) listed sessions each place holds: a session counts where its source is, the deepest
+    place of its runtime holding it; one under none of them (a kept brief's, a moved source) counts at the
+    runtime's first place that exists, so a runtime's places add up to its sessions."""
+    counts = [0] * len(locs)
+    by_runtime: dict[str, list[int]] = {}
+    for i, loc in enumerate(locs):
+        by_runtime.setdefault(loc["runtime"], []).append(i)
+    for runtime, source in sessions:
+        mine = by_runtime.get(runtime)
+        if not mine:
+            continue
+        src = os.path.normpath(source)
+        holding = [i for i in mine if _within(src, os.path.normpath(locs[i]["path"]))]
+        if holding:
+            counts[max(holding, key=lambda i: len(locs[i]["path"]))] += 1
+        else:
+            counts[next((i for i in mine if locs[i]["exists"]), mine[0])] += 1
+    return counts
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @request(P.DEMO, P.NoParams)

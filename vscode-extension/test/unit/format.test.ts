@@ -190,6 +190,18 @@ suite('editor surface text', () => {
     assert.equal(locationsLine([], undefined), 'No sessions found.');
   });
 
+  test('where Segue looked: each place says how many sessions are listed from it', () => {
+    const md = locationsMarkdown([
+      { runtime: 'claude', path: '/root/.claude/projects', exists: true, how_to_override: null, sessions: 3 },
+      { runtime: 'codex', path: '/root/.codex/sessions', exists: true, how_to_override: null, sessions: 1 },
+      { runtime: 'codex', path: '/root/.codex/archived_sessions', exists: true, how_to_override: null, sessions: 0 },
+      { runtime: 'gemini', path: '/root/.gemini/tmp', exists: false, how_to_override: null, sessions: 0 },
+    ], '/root');
+    assert.match(md, /## Claude Code \(3 sessions\)\n\n- `~\/.claude\/projects`: found, 3 sessions\n/);
+    assert.match(md, /## Codex CLI \(1 session\)\n\n- `~\/.codex\/sessions`: found, 1 session\n- `~\/.codex\/archived\\?_sessions`: found, no sessions\n/);
+    assert.match(md, /## Gemini CLI \(0 sessions\)\n\n- `~\/.gemini\/tmp`: not found\n/);
+  });
+
   test('terminalCommand: a fixed sh script runs the argv verbatim and holds the terminal only on failure', () => {
     const argv = ['/bin/sh', '-c', 'printf "%s|" "$@"; exit "$1"', 'x', `it's "q" $(id)`];
     const fail = terminalCommand([...argv.slice(0, 3), 'x', '3', `it's "q" $(id)`], 'linux');
