@@ -155,3 +155,29 @@ def test_the_plan_says_why_in_words_not_reason_codes(home: Path, monkeypatch: py
         code, _, err = run(home, monkeypatch, "resume", "claude:s1", *flags, stdin="n\n")
         assert code == 1 and err.startswith(head + "\n") and f"  why:       {REASON_TEXTS[reason]}\n" in err
         assert reason + ":" not in err and "native:" not in err
+
+
+def test_a_live_session_is_warned_about_in_the_plan(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from segue.listing import Listing, scan
+
+    install_cli(home)
+    install_cli(home, "codex")
+
+    def live_scan(*a: object, **k: object) -> Listing:  # a runtime process holds claude:s1 open
+        listing = scan(*a, **k)
+        for s in listing.sessions:
+            s.live = True
+        return listing
+
+    monkeypatch.setattr("segue.service.scan", live_scan)
+    code, out, _ = run(home, monkeypatch, "resume", "claude:s1", "--dry-run")
+    assert code == 0 and json.loads(out)["live"] is True
+    launched: list[Plan] = []
+    monkeypatch.setattr("segue.resume.exec_plan", launched.append)
+    code, out, err = run(home, monkeypatch, "resume", "claude:s1", stdin="y\n")  # 'y' is not enough for a live one
+    assert code == 1 and launched == [] and "WARNING: another process has this session open (live)" in err
+    assert "open in another process. Type 'yes' to launch anyway" in out
+    code, _, err = run(home, monkeypatch, "resume", "claude:s1", stdin="yes\n")
+    assert len(launched) == 1 and launched[0].live
+    code, out, err = run(home, monkeypatch, "resume", "claude:s1", "--in", "codex", stdin="n\n")
+    assert code == 1 and "WARNING: another process still has this session open" in err and "Launch? [y/N]" in out

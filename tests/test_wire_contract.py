@@ -217,7 +217,7 @@ def test_the_shape_check_finds_drift() -> None:
     reply = {"command": "codex resume x", "shell": "posix",
              "plan": {"mode": "native", "reason": "native", "runtime": "codex", "argv": ["codex"], "cwd": "/w",
                       "brief_path": None, "session": {"runtime": "codex", "id": "x", "title": None},
-                      "handed_off": None}}
+                      "handed_off": None, "live": False}}
     assert shape_errors(reply, P.ResumeCommandResult) == []
     assert shape_errors({**reply, "extra": 1}, P.ResumeCommandResult) == \
         ["result: key 'extra' not in ResumeCommandResult"]

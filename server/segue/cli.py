@@ -485,8 +485,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
         if not args.yes:
             if not sys.stdin.isatty():
                 raise Refused("not launching without confirmation: no terminal to ask on; pass --yes to launch")
-            strict = plan.handed_off is not None
-            question = ("This session is handed off to another surface. Type 'yes' to launch anyway: " if strict
+            strict = plan.handed_off is not None or (plan.live and plan.mode == "native")
+            question = ("This session is handed off to another surface. Type 'yes' to launch anyway: "
+                        if plan.handed_off is not None
+                        else "This session is open in another process. Type 'yes' to launch anyway: " if strict
                         else "Launch? [y/N] ")
             answer = input(question).strip().lower()
             if not (answer == "yes" or (not strict and answer == "y")):
@@ -518,6 +520,8 @@ def describe_plan(plan: Plan) -> str:
              f"  directory: {plan.cwd}"]
     if plan.brief_path:
         lines.append(f"  brief:     {plan.brief_path}")
+    if plan.live_warning:
+        lines.append(f"  WARNING: {plan.live_warning}")
     if plan.handed_off:
         lines.append(f"  NOTE: handed off from the {plan.handed_off['surface']} surface since "
                      f"{plan.handed_off['since']} (token live until {plan.handed_off['expires_at']})")

@@ -55,13 +55,24 @@ class Plan:
     brief_path: str | None
     session: Session
     handed_off: dict[str, Any] | None = None
+    live: bool = False  # another process holds the session open (a runtime still running it)
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "reason": self.reason, "runtime": self.runtime, "argv": list(self.argv),
                 "cwd": self.cwd, "brief_path": self.brief_path,
                 "session": {"runtime": self.session.runtime, "id": self.session.id,
                             "title": self.session.label},
-                "handed_off": self.handed_off}
+                "handed_off": self.handed_off, "live": self.live}
+
+    @property
+    def live_warning(self) -> str | None:
+        """What a person must read before launching a plan for a session another process has open."""
+        if not self.live:
+            return None
+        if self.mode == "native":
+            return ("another process has this session open (live): reopening it now runs two agents on one "
+                    "session; finish or close the other one first")
+        return "another process still has this session open (live): the new session starts from the brief as it is now"
 
 
 def first_prompt(brief_path: str, source: Session) -> str:

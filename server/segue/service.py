@@ -449,7 +449,7 @@ class Service:
         resume.assert_no_bypass(argv)
         handed = session.handed_off
         return resume.Plan(mode=mode, reason=reason, runtime=target, argv=argv, cwd=directory,
-                           brief_path=brief_path, session=session, handed_off=handed)
+                           brief_path=brief_path, session=session, handed_off=handed, live=session.live)
 
     def resume_command(self, ref: str, runtime: str | None = None, new: bool = False, cwd: str | None = None,
                        shell: str = "posix", cancelled: Callable[[], bool] | None = None) -> ResumeCommand:

@@ -236,6 +236,20 @@ try {
     await page.locator('.terminal-wrapper, .terminal-tabs-entry, .single-terminal-tab').first().waitFor({ timeout: 15_000 });
   });
 
+  await steps.step('Resume Session on a live session warns in the confirmation and asks to resume anyway', async () => {
+    if (!liveSession) throw new Error('the fixtures have no Claude Code session to hold live');
+    await runCommand(page, 'Segue: Resume Session');
+    await quickPick(page, 'Resume');
+    await pick(liveSession);
+    const box = await dialog(page);
+    const shown = fold(await text(box));
+    if (!/another process (still )?has this session open \(● live\)/.test(shown)) throw new Error(`no live warning: ${shown}`);
+    const labels = (await box.locator('.dialog-buttons .monaco-button').allInnerTexts()).map((l) => l.trim());
+    if (!labels.some((l) => /^(Resume|Start Session) Anyway$/.test(l)) || labels.includes('Resume')) throw new Error(`live confirmation buttons: ${labels.join('|')}`);
+    await steps.shot('resume-live-confirm');
+    await clickDialogButton(page, 'Cancel');
+  });
+
   let token;
   await steps.step('Emit Handoff Token shows the token once, copies it, and the CLI claims it', async () => {
     const s = plain;
@@ -249,7 +263,10 @@ try {
     const clip = await page.evaluate(() => navigator.clipboard.readText()).catch((e) => `unreadable: ${e}`);
     if (clip !== token) throw new Error(`the clipboard does not hold the token (${String(clip).slice(0, 60)})`);
     await steps.shot('emit-dialog');
-    await clickDialogButton(page, 'Cancel');
+    // its dismiss button says Close: "Cancel" read as cancelling the token
+    const labels = await box.locator('.dialog-buttons .monaco-button').allInnerTexts();
+    if (labels.map((l) => l.trim()).join('|') !== 'Copy Again|Close') throw new Error(`emit dialog buttons: ${labels.join('|')}`);
+    await clickDialogButton(page, 'Close');
     // The listing now marks it as handed off.
     await runCommand(page, 'Segue: List Sessions');
     await quickPick(page, 'Segue sessions');
@@ -349,7 +366,7 @@ try {
     const box = await dialog(page);
     const m = /h_[A-Za-z0-9_-]{20,}/.exec(await text(box));
     if (!m) throw new Error('no token in the dialog');
-    await clickDialogButton(page, 'Cancel');
+    await clickDialogButton(page, 'Close');
     const item = page.locator('.statusbar-item', { hasText: /1 handoff \d:\d\d/ }).first();
     await item.waitFor({ timeout: budget(20_000) });
     const t1 = fold(await text(item));

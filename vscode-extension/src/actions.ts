@@ -5,6 +5,7 @@ import { errorData, isCode, showError } from './errors';
 import {
   age,
   claimMarkdown,
+  confirmation,
   escapeIcons,
   oneLine,
   planDetail,
@@ -164,17 +165,13 @@ export class Actions {
     return this.confirmAndLaunch(plan);
   }
 
-  /** The plan in a modal; nothing runs unless the person says so. */
+  /** The plan in a modal; nothing runs unless the person says so (a live or handed-off session: a warning,
+   * and the button says "Anyway"). */
   async confirmAndLaunch(plan: Plan): Promise<vscode.Terminal | undefined> {
-    const title = oneLine(plan.session.title, 80) || plan.session.id;
-    const verb = plan.mode === 'native' ? 'Resume' : 'Start a new session from';
-    const ok = 'Resume';
-    const choice = await vscode.window.showInformationMessage(
-      `${verb} "${title}" in ${runtimeName(plan.runtime)}?`,
-      { modal: true, detail: planDetail(plan, Date.now()) },
-      ok,
-    );
-    return choice === ok ? this.launch(plan) : undefined;
+    const { question, button, warn } = confirmation(plan);
+    const show = warn ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    const choice = await show(question, { modal: true, detail: planDetail(plan, Date.now()) }, button);
+    return choice === button ? this.launch(plan) : undefined;
   }
 
   /** argv goes to the pty as an argument vector: no shell parses session text. On POSIX a fixed sh script runs
@@ -238,9 +235,12 @@ export class Actions {
       'Claim it in a terminal with "segue handoff claim", or in another editor with "Segue: Claim Handoff Token".',
     ].join('\n');
     // Shown once: the token is not logged and not kept anywhere by the extension.
+    // "Close", not the modal's default "Cancel": dismissing it cancels nothing, the token stays valid.
+    const again: vscode.MessageItem = { title: 'Copy Again' };
+    const close: vscode.MessageItem = { title: 'Close', isCloseAffordance: true };
     void vscode.window
-      .showInformationMessage(`Handoff token for "${oneLine(t.title, 60) || t.ref}"`, { modal: true, detail }, 'Copy Again')
-      .then((c) => (c === 'Copy Again' ? vscode.env.clipboard.writeText(r.token) : undefined))
+      .showInformationMessage(`Handoff token for "${oneLine(t.title, 60) || t.ref}"`, { modal: true, detail }, again, close)
+      .then((c) => (c === again ? vscode.env.clipboard.writeText(r.token) : undefined))
       .then(undefined, (e: unknown) => this.log.warn(`token dialog: ${String(e)}`));
     return r;
   }

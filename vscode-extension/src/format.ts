@@ -141,10 +141,33 @@ export function planDetail(plan: Plan, now: number): string {
   if (plan.brief_path) {
     lines.push(`Brief: ${plan.brief_path}`);
   }
+  if (plan.live) {
+    lines.push('', liveWarning(plan));
+  }
   if (plan.handed_off) {
     lines.push('', `This session was ${handedOffText(plan.handed_off, now)}: it may already continue elsewhere.`);
   }
   return lines.join('\n');
+}
+
+/** The warning for a session another process has open (as `segue resume` words it). */
+export function liveWarning(plan: Pick<Plan, 'mode'>): string {
+  return plan.mode === 'native'
+    ? 'Warning: another process has this session open (● live). Reopening it now runs two agents on one session; finish or close the other one first.'
+    : 'Warning: another process still has this session open (● live); the new session starts from the brief as it is now.';
+}
+
+/** The confirmation's question and its button: what the button does ("Resume", "Start Session"), "Anyway"
+ * when the session is live or handed off. */
+export function confirmation(plan: Pick<Plan, 'mode' | 'runtime' | 'live' | 'handed_off' | 'session'>): { question: string; button: string; warn: boolean } {
+  const title = oneLine(plan.session.title, 80) || plan.session.id;
+  const warn = plan.live || plan.handed_off !== null;
+  const base = plan.mode === 'native' ? 'Resume' : 'Start Session';
+  const question =
+    plan.mode === 'native'
+      ? `Resume "${title}" in ${runtimeName(plan.runtime)}${plan.live ? ', although another process has it open' : ''}?`
+      : `Start a new ${runtimeName(plan.runtime)} session from the brief of "${title}"?`;
+  return { question, button: warn ? `${base} Anyway` : base, warn };
 }
 
 /** Terminal names come from session titles: one short line. */

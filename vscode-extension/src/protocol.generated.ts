@@ -244,6 +244,8 @@ export interface Plan {
   brief_path: string | null;
   session: TitledRef;
   handed_off: HandedOff | null;
+  /** another process has the session open: confirm with a warning */
+  live: boolean;
 }
 
 /** A claim's plan that cannot be carried out, with the refusal's details. */

@@ -307,6 +307,7 @@ class Plan(TypedDict):
     brief_path: str | None
     session: TitledRef
     handed_off: HandedOff | None
+    live: Annotated[bool, "another process has the session open: confirm with a warning"]
 
 
 class _PlanRefusal(TypedDict):

@@ -1,7 +1,7 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
 import {
-  age, claimMarkdown, clock, commandLine, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
@@ -84,13 +84,29 @@ suite('format', () => {
     const plan: Plan = {
       mode: 'new_session', reason: 'subagent', runtime: 'codex', argv: ['codex', 'read /tmp/b f.md'], cwd: '/w',
       brief_path: '/tmp/b f.md', session: { runtime: 'codex', id: 'i', title: 't' },
-      handed_off: { surface: 'terminal', since: null, expires_at: null },
+      handed_off: { surface: 'terminal', since: null, expires_at: null }, live: false,
     };
     const d = planDetail(plan, 0);
     assert.match(d, /Mode: new session \(a subagent cannot be reopened/);
     assert.match(d, /Command: codex 'read \/tmp\/b f\.md'/);
     assert.match(d, /Directory: \/w/);
     assert.match(d, /handed off via the terminal/);
+  });
+
+  test('the confirmation warns about a live session and its button says what it does', () => {
+    const native: Plan = {
+      mode: 'native', reason: 'native', runtime: 'claude', argv: ['claude', '--resume', 'i'], cwd: '/w',
+      brief_path: null, session: { runtime: 'claude', id: 'i', title: 'fix it' }, handed_off: null, live: true,
+    };
+    assert.match(planDetail(native, 0), /Warning: another process has this session open \(● live\)\. Reopening it now runs two agents/);
+    assert.deepEqual(confirmation(native), { question: 'Resume "fix it" in Claude Code, although another process has it open?', button: 'Resume Anyway', warn: true });
+    assert.deepEqual(confirmation({ ...native, live: false }), { question: 'Resume "fix it" in Claude Code?', button: 'Resume', warn: false });
+    assert.doesNotMatch(planDetail({ ...native, live: false }, 0), /Warning/);
+    const fresh = { ...native, mode: 'new_session' as const, runtime: 'codex' as const, live: false };
+    assert.deepEqual(confirmation(fresh), { question: 'Start a new Codex CLI session from the brief of "fix it"?', button: 'Start Session', warn: false });
+    assert.equal(confirmation({ ...fresh, live: true }).button, 'Start Session Anyway');
+    assert.match(planDetail({ ...fresh, live: true }, 0), /still has this session open/);
+    assert.equal(confirmation({ ...fresh, handed_off: { surface: 'terminal', since: null, expires_at: null } }).button, 'Start Session Anyway');
   });
 
   test('runtime names, icons and plan reasons are the generated contract\'s', () => {
@@ -110,7 +126,7 @@ suite('format', () => {
   test('a claim plan is a plan or a refusal', () => {
     assert.ok(!isPlan({ refused: 'missing_cli', message: 'm', runtime: 'cline', install: 'install Cline: npm install -g cline' }));
     assert.ok(isPlan({ mode: 'native', reason: 'native', runtime: 'codex', argv: ['codex'], cwd: '/w', brief_path: null,
-      session: { runtime: 'codex', id: 'i', title: null }, handed_off: null }));
+      session: { runtime: 'codex', id: 'i', title: null }, handed_off: null, live: false }));
   });
 
   test('token pattern', () => {
