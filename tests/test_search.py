@@ -128,7 +128,7 @@ def test_no_secret_comes_back_and_the_index_never_holds_it(stores: Any) -> None:
     res = svc.search('"database password"', where=["requests"], limit=50)
     assert {r.runtime for r in res.results} == set(RUNTIMES)
     blob = json.dumps([r.to_json() for r in res.results])
-    assert SECRET not in blob and "[REDACTED]" in blob
+    assert SECRET not in blob and "[REDACTED:" in blob
     assert svc.search("Sup3rS3cret").total == 0
     assert svc.search("DB_PASSWORD", where=["commands"]).total == len(RUNTIMES)  # each one's secret session
     raw = b"".join(p.read_bytes() for p in (root / "segue" / "cache").glob(FILE_NAME + "*"))
@@ -140,6 +140,32 @@ def test_no_secret_comes_back_and_the_index_never_holds_it(stores: Any) -> None:
 def test_redaction_markers_are_not_words(stores: Any) -> None:
     svc, _, _ = stores
     assert svc.search("prose").total == 0  # [REDACTED:password-prose] must not be found as "prose"
+    assert svc.search("assignment").total == 0  # nor [REDACTED:env-assignment] (in commands) as "assignment"
+
+
+def test_a_snippet_shows_a_secret_as_the_brief_and_the_listing_do(stores: Any) -> None:
+    import re
+
+    svc, _, _ = stores
+    res = svc.search("DB_PASSWORD", where=["commands"])
+    assert {r.runtime for r in res.results} == set(RUNTIMES)
+    for r in res.results:
+        markers = re.findall(r"\[REDACTED[^\]]*\]", r.snippet)
+        brief = svc.brief(f"{r.runtime}:{r.id}").markdown
+        assert markers and all(m.startswith("[REDACTED:") and m in brief for m in markers), (r.runtime, r.snippet)
+    # the request's marker is the one its listing title shows
+    req = svc.search('"database password"', where=["requests"], runtimes=["claude"]).results[0]
+    title = next(s.title for s in svc.scan().sessions if s.id == req.id)
+    assert re.findall(r"\[REDACTED:[^\]]*\]", req.snippet) == re.findall(r"\[REDACTED:[^\]]*\]", title or "")
+
+
+def test_a_shade_character_of_a_session_is_no_marker() -> None:
+    from segue.search.index import hide_markers, shown_markers
+
+    text = "progress ░░░ done; password [REDACTED:password-prose] and [REDACTED:aws-access-key]"
+    hidden = hide_markers(text)
+    assert "REDACTED" not in hidden and "password-prose" not in hidden
+    assert shown_markers(hidden) == text
 
 
 def test_reasoning_tool_output_and_file_contents_are_not_searched(stores: Any) -> None:

@@ -33,7 +33,7 @@ def _searched(root: Path, environ: dict[str, str]) -> tuple[Any, Any]:
 def _assert_hidden(root: Path, environ: dict[str, str]) -> None:
     bare, near = _searched(root, environ)
     assert bare["total"] == 0, bare
-    assert near["total"] == 1 and "[REDACTED]" in near["results"][0]["snippet"], near
+    assert near["total"] == 1 and "[REDACTED:" in near["results"][0]["snippet"], near
     assert not any(VALUE in text for _rowid, text, _k, _c in dump(root)["docs"])
 
 

@@ -481,7 +481,7 @@ def test_a_value_learned_after_the_mark_is_redacted_before_it(tmp_path: Path, wo
     svc = service(tmp_path, environ)
     assert svc.search(VALUE).to_json()["total"] == 0
     near = svc.search("zebrafish").to_json()
-    assert near["total"] == 1 and "[REDACTED]" in near["results"][0]["snippet"], near
+    assert near["total"] == 1 and "[REDACTED:" in near["results"][0]["snippet"], near
     assert not any(VALUE in text for _rowid, text, _k, _c in dump(tmp_path)["docs"])
 
 

@@ -23,7 +23,7 @@ from segue.record import factory, record
 from segue.search import probe
 from segue.search import query as Q
 from segue.search import redaction as R
-from segue.search.index import HIDDEN, SHOWN, Provenance, RefreshStats, SearchIndex, step_of
+from segue.search.index import Provenance, RefreshStats, SearchIndex, shown_markers, step_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # a CLI query (segue.search.fast) imports neither the model nor the registry of readers
@@ -516,7 +516,7 @@ def _shown(text: str | None, redactor: Any) -> str | None:
 def _snippet(raw: str, kind: str, code: int | None, redactor: Any) -> str:
     """Redacted again (this process may know secrets the indexing one did not), one line, invisible characters
     shown. Should the second pass find anything, the marks go: no mark may split a redaction."""
-    raw = raw.replace(HIDDEN, SHOWN)
+    raw = shown_markers(raw)
     if redactor is None:  # redacted by the same redaction when indexed (`answer`)
         text = raw
     else:

@@ -71,13 +71,14 @@ if TYPE_CHECKING:  # the query path never imports the listing or the readers
 
     from segue.model import ReadStats, Session, Step
 
-SCHEMA_VERSION = 10  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
+SCHEMA_VERSION = 11  # 5: the step's kind in the rowid's low bits; the recency table. 6: the probe's groups.
 # 7: each session's listing source, every source's fingerprint, the sessions found twice (segue.search.patch)
 # 8: sessions.learned_at (the step after which its redaction had found a value: index._index_session)
 # 9: sessions.mark (where a grown transcript's read may go on from: Reader.search_steps_from); the index on
 # (runtime, store_path) that the patch's `sharing` asks (instead of a scan of the sessions and their hashes)
 # 10: a new session's `recency` row is inserted with it, not by a trigger (a trigger's run per row cost a first
 # build of 8,000 sessions ~0.15 s of the writer's CPU); updates and deletes keep theirs
+# 11: a redaction marker keeps its rule id (`hide_markers`), so a snippet shows the marker a brief does
 FILE_NAME = "search.sqlite"
 LOCK_NAME = "search.lock"
 STEP_BITS = 24  # rowid = sid << 24 | step index << 2 | kind: a session's rows are one rowid range, in step order
@@ -1332,10 +1333,13 @@ def _key(s: Session, shared_store: bool) -> str:
     return blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-# A redaction marker is stored as one character that is no word: otherwise "password" would find every
-# `[REDACTED:password-prose]`. Snippets show it as `[REDACTED]`.
+# A redaction marker is stored as characters that are no word, otherwise "password" would find every
+# `[REDACTED:password-prose]`: HIDDEN, the rule id with each character moved to the Braille block (symbols, which
+# FTS5's unicode61 separates words at), HIDDEN. Snippets show it back as briefs and listings do (`shown_markers`).
 HIDDEN = "\u2591"
-SHOWN = "[REDACTED]"
+_TO_BRAILLE = {c: 0x2800 + c for c in b"-0123456789abcdefghijklmnopqrstuvwxyz"}  # what MARKER_RE's ids hold
+_FROM_BRAILLE = {v: k for k, v in _TO_BRAILLE.items()}
+_HIDDEN_RE = re.compile(f"{HIDDEN}([{''.join(map(chr, _FROM_BRAILLE))}]{{1,64}}){HIDDEN}")
 
 
 def hide_markers(text: str) -> str:
@@ -1343,7 +1347,14 @@ def hide_markers(text: str) -> str:
         return text
     from segue.redact import MARKER_RE
 
-    return MARKER_RE.sub(HIDDEN, text)
+    return MARKER_RE.sub(lambda m: HIDDEN + m.group()[10:-1].translate(_TO_BRAILLE) + HIDDEN, text)
+
+
+def shown_markers(text: str) -> str:
+    """The stored text's markers as `[REDACTED:<rule-id>]` again; a lone HIDDEN (a shade in a progress bar) stays."""
+    if HIDDEN not in text:
+        return text
+    return _HIDDEN_RE.sub(lambda m: "[REDACTED:" + m.group(1).translate(_FROM_BRAILLE) + "]", text)
 
 
 def safe_text(text: str) -> str:
