@@ -190,6 +190,26 @@ async def test_idle_then_new_sessions_and_activity(client: LanguageClient) -> No
     assert max(lat.values()) <= budget, (lat, budget)
 
 
+async def test_a_claim_elsewhere_is_told_so_the_handed_off_mark_goes(client: LanguageClient, tmp_path: Path) -> None:
+    sessions = await settle(client)
+    one = next(s for s in sessions if not s["parent_id"])
+    ref = f"{one['runtime']}:{one['id']}"
+    fut = client.protocol.wait_for_notification_async(P.SESSIONS_CHANGED)
+    token = (await client.protocol.send_request_async(P.EMIT_TOKEN, {"ref": ref, "from": "editor"}))["token"]
+    assert (await asyncio.wait_for(fut, 10))["runtimes"] == [one["runtime"]]
+    listed = (await client.protocol.send_request_async(P.LIST_SESSIONS, {"include_subagents": True}))["sessions"]
+    assert next(s for s in listed if s["id"] == one["id"])["handed_off"]
+    # the terminal claims it (another process): the editor hears of it and the listing drops the mark
+    from segue.paths import StateDir
+    from segue.tokens import Registry
+
+    registry = Registry(StateDir.resolve(tmp_path / "segue-home"))
+    params, took = await changed_after(client, lambda: registry.claim(token, "terminal"))
+    assert params["runtimes"] == [one["runtime"]] and took < 5
+    listed = (await client.protocol.send_request_async(P.LIST_SESSIONS, {"include_subagents": True}))["sessions"]
+    assert next(s for s in listed if s["id"] == one["id"])["handed_off"] is None
+
+
 def test_the_first_pass_runs_without_the_cyclic_collector_and_later_passes_with_it() -> None:
     """The watcher's first pass (every session of the listing built at once, while the editor's first request
     waits) pauses the cyclic collector; it is on again afterwards, for the later passes, and after a first pass
@@ -217,6 +237,7 @@ def test_the_first_pass_runs_without_the_cyclic_collector_and_later_passes_with_
         watcher = Watcher(svc, notify=lambda rts: None, interval=0.01)  # type: ignore[arg-type]
         watcher._remember = lambda listing: set()  # type: ignore[method-assign]
         watcher._signature = lambda: ()  # type: ignore[method-assign]
+        watcher._handoffs_changed = lambda: set()  # type: ignore[method-assign]
         assert gc.isenabled()
         watcher._run()
         assert svc.seen == [False]

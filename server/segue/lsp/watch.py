@@ -39,6 +39,10 @@ class Watcher:
         self._paths: list[str] = []
         self._snapshot: dict[tuple[str, str], float | None] = {}
         self.ticks = 0  # for tests and logs: how many times the stores were looked at
+        # the token registry's stat, the sessions it marks handed off (and until when): a claim, revoke or emit on
+        # any surface, or a token running out, changes what the listing shows
+        self._tokens_stat: object = ()
+        self._handed: dict[tuple[str, str], float] = {}
         self.full_every = FULL_EVERY
 
     def _pace(self, took: float) -> None:
@@ -66,11 +70,15 @@ class Watcher:
             log.exception("initial scan failed; not watching")
             return
         self._remember(listing)
+        self._handoffs_changed()
         sig = self._signature()
         last_full = time.monotonic()
         while not self._stop.wait(self.interval):
             try:
                 self.ticks += 1
+                handed = self._handoffs_changed()
+                if handed and not self._stop.is_set():
+                    self.notify(sorted(handed))
                 if self._signature() == sig:
                     if time.monotonic() - last_full < self.full_every:
                         continue
@@ -94,6 +102,31 @@ class Watcher:
                     self.notify(sorted(changed))
             except Exception:
                 log.exception("watch tick failed")
+
+    def _handoffs_changed(self) -> set[str]:
+        """The runtimes whose handed-off sessions changed since the last look: the registry file changed (one
+        stat a tick) or a token it marks ran out."""
+        from segue.tokens import Registry
+
+        state = self.service.state
+        try:
+            st = os.stat(state.tokens_file)
+            stat: object = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stat = None
+        now = self.service.clock()
+        if stat == self._tokens_stat and all(t > now for t in self._handed.values()):
+            return set()
+        self._tokens_stat = stat
+        try:
+            marks = Registry(state, clock=self.service.clock).handed_off()
+            handed = {k: float(v["expires_at"]) for k, v in marks.items()}
+        except Exception:  # an unreadable registry marks nothing handed off, as a listing does
+            log.debug("token registry unreadable", exc_info=True)
+            handed = {}
+        changed = {rt for (rt, _sid) in handed.keys() ^ self._handed.keys()}
+        self._handed = handed
+        return changed
 
     def _pass(self) -> Listing:
         """One pass over the stores; what it freed (index rows, decoding, replaced sessions) goes back to the
