@@ -108,12 +108,40 @@ def test_a_request_a_command_and_a_message_each_find_their_sessions_in_every_run
 
 
 def test_a_hit_in_a_subagent_names_its_parent(stores: Any) -> None:
+    from segue.cli_search import render_results
+    from segue.search.engine import MARK_END, MARK_START
+
     svc, _, _ = stores
+    listed = {(s.runtime, s.id): s for s in svc.scan().sessions}
+    subs = 0
     for rt, sessions in expected().items():
         for sub in (s for s in sessions if s["parent_id"]):
             res = svc.search('"see the output above"', runtimes=[rt])
             hit = next(r for r in res.results if r.id == sub["id"])
             assert hit.parent_id == sub["parent_id"]
+            # named as the list names the parent, not by its raw id
+            parent = listed[rt, sub["parent_id"]]
+            assert parent.label and hit.parent_label == parent.label
+            row = render_results([hit], 0.0, MARK_START, MARK_END, ("«", "»"), {hit.id: hit.id[:8]})
+            assert f"(subagent of {parent.label[:12]}" in row and sub["parent_id"] not in row, row
+            subs += 1
+    assert subs >= len(RUNTIMES)
+    # a parent the index holds no label for is named by its id as the table shows it (8 characters at least)
+    hit.parent_label = None
+    row = render_results([hit], 0.0, MARK_START, MARK_END, ("«", "»"), {hit.id: "a", hit.parent_id: "b1234567"})
+    assert "(subagent of b1234567)" in row
+
+
+def test_a_hit_is_titled_as_the_list_names_its_session(stores: Any) -> None:
+    """Gemini CLI records no title: a hit's JSON title is its first request, redacted, as the list shows it."""
+    svc, _, _ = stores
+    listed = {(s.runtime, s.id): s for s in svc.scan().sessions}
+    res = svc.search('"database password"', where=["requests"], limit=50)
+    untitled = [r for r in res.results if listed[r.runtime, r.id].title is None]
+    assert {r.runtime for r in untitled} >= {"gemini"}  # the case in point is met
+    for r in res.results:
+        s = listed[r.runtime, r.id]
+        assert s.label and r.to_json()["title"] == r.label == s.label, (r.runtime, r.to_json()["title"], s.label)
 
 
 def test_changed_files_are_found_by_path(stores: Any) -> None:

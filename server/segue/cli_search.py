@@ -112,7 +112,8 @@ def _show(args: Any, res: Any, text: str, now: float) -> int:
         marks = ("\x1b[1;4m", "\x1b[0m") if bold else ("«", "»")
         from segue.table import short_ids, terminal_width
 
-        ids = short_ids(_every_id(args, res.results), (r.id for r in res.results))
+        ids = short_ids(_every_id(args, res.results), [r.id for r in res.results] + [r.parent_id for r in res.results
+                                                                                   if r.parent_id])
         print(render_results(res.results, now, MARK_START, MARK_END, marks, ids, terminal_width()))
     if not res.results:
         print(f"segue: no session matches {_one_line(text, 80)!s}", file=sys.stderr)
@@ -305,8 +306,9 @@ def render_results(results: list[Any], now: float, start: str, end: str, marks: 
     snippets = []
     for r in results:
         title = _one_line(r.label or r.title or "(untitled)", 60)
-        if r.parent_id:
-            parent = _one_line(shown.get(r.parent_id, r.parent_id), 16)
+        if r.parent_id:  # named as the list names it, else by its id as the table shows it
+            parent = (_one_line(r.parent_label, 30) if r.parent_label
+                      else shown.get(r.parent_id) or _one_line(r.parent_id, 16))
             title = "↳ " + _one_line(r.label or r.title or "(untitled)", 40) + f" (subagent of {parent})"
         rows.append((shown.get(r.id, r.id), r.runtime, age(r.updated_at, now), title,
                      one_line_tail(home_relative(r.cwd), 48)))

@@ -44,6 +44,9 @@ Progress = Callable[[int, int], None]
 
 @record
 class SearchResult:
+    """A session's best matching step. Its JSON `title` is `label`, what names the session everywhere (a reference
+    to a session carries its label as its title, segue.results.TitledRef): Gemini CLI records no title."""
+
     runtime: str
     id: str
     title: str | None
@@ -55,11 +58,12 @@ class SearchResult:
     parent_id: str | None = None
     label: str | None = None  # title, else the first request (for tables and pickers)
     exit_code: int | None = None
+    parent_label: str | None = None  # the parent's label, when the index holds one
 
     def to_json(self) -> dict[str, Any]:
         from segue.timefmt import iso
 
-        return {"runtime": self.runtime, "id": self.id, "title": self.title, "cwd": self.cwd,
+        return {"runtime": self.runtime, "id": self.id, "title": self.label or self.title, "cwd": self.cwd,
                 "updated_at": iso(self.updated_at), "where": self.where,
                 "snippet": self.snippet.replace(MARK_START, JSON_START).replace(MARK_END, JSON_END),
                 "step": self.step, "parent_id": self.parent_id, "exit_code": self.exit_code}
@@ -475,7 +479,10 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
     within = None if directory is None else _within(directory)
     shown, total = index.ranked(match, now, HALF_LIFE_DAYS, where=where, runtimes=runtimes, since=since,
                                 limit=limit, phrases=_bounding(parsed), within=within)
-    again = bool(shown) and (not digest or index.redacted_by(h.sid for h in shown) != {digest})
+    # the parents' names for subagents' hits (shown text too)
+    parents = index.labels((h.runtime, h.parent_id) for h in shown if h.parent_id)
+    sids = [h.sid for h in shown] + [sid for sid, _label in parents.values()]
+    again = bool(shown) and (not digest or index.redacted_by(sids) != {digest})
     red = redactor() if again else None  # building one compiles every rule: only when needed
     results = []
     for h in shown:
@@ -483,11 +490,12 @@ def answer(index: SearchIndex, parsed: Q.Query, where: Sequence[str] | None, run
         if snip is None:
             continue
         raw, kind, code = snip
+        parent = parents.get((h.runtime, h.parent_id)) if h.parent_id else None
         results.append(SearchResult(
             runtime=h.runtime, id=h.id, title=_shown(h.title, red), cwd=_shown(h.cwd, red),
             updated_at=h.updated_at, where=kind, snippet=_snippet(raw, kind, code, red),
             step=step_of(h.rowid) + 1, parent_id=h.parent_id, label=_shown(h.label, red),
-            exit_code=code))
+            exit_code=code, parent_label=_shown(parent[1], red) if parent else None))
     return SearchResults(results=results, total=total)
 
 

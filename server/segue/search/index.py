@@ -744,6 +744,16 @@ class SearchIndex:
         con = self.connection()
         return {r[0] for sid in sids for r in con.execute("SELECT redacted_by FROM sessions WHERE sid = ?", (sid,))}
 
+    def labels(self, refs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+        """(sid, stored label) of each (runtime, id) the index holds a label for: a page's parents, a few lookups."""
+        con = self.connection()
+        out = {}
+        for ref in set(refs):
+            row = con.execute("SELECT sid, label FROM sessions WHERE runtime = ? AND id = ?", ref).fetchone()
+            if row and row[1]:
+                out[ref] = (row[0], row[1])
+        return out
+
     def hits(self, match: str, where: Sequence[str] | None = None, runtimes: Sequence[str] | None = None,
              since: float | None = None) -> list[Hit]:
         """Every matching session with its best step (lowest bm25), unordered."""
