@@ -199,6 +199,8 @@ def manifest(text: str) -> str:
     setting = data["contributes"]["configuration"]["properties"]["segue.defaultRuntime"]
     setting["enum"] = ["", *P.RUNTIMES]
     setting["enumDescriptions"] = [setting["enumDescriptions"][0], *names]
+    if "enumItemLabels" in setting:  # the dropdown's labels ("Ask every time" for the empty choice)
+        setting["enumItemLabels"] = [setting["enumItemLabels"][0], *names]
     data["description"] = re.sub(r"\([^()]*\)", f"({', '.join(names)})", data["description"], count=1)
     welcome = data["contributes"]["viewsWelcome"][0]
     in_words = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
