@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-languageclient/node';
 import { ERROR_CODES, type ErrorData } from './protocol';
 import { LaunchError } from './python';
+import { withFix } from './format';
 
 /** The `data` of a Segue error reply (every key optional: a reply from elsewhere may carry none). */
 export function errorData(e: unknown): Partial<ErrorData> {
@@ -89,7 +90,7 @@ export async function showError(e: unknown, log: vscode.LogOutputChannel, extra:
     actions.push('Open Settings');
   }
   actions.push('Show Log');
-  const choice = await vscode.window.showErrorMessage(fix ? `${message} ${fix}` : message, ...actions);
+  const choice = await vscode.window.showErrorMessage(withFix(message, fix), ...actions);
   if (choice === 'Copy Install Command' && d.install) {
     await vscode.env.clipboard.writeText(installCommand(d.install));
   } else if (choice === 'Open Settings') {

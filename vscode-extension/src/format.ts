@@ -13,6 +13,14 @@ import {
   type Session,
 } from './protocol';
 
+/** A failure's message and its fix as sentences: a full stop after a message that ends without one. */
+export function withFix(message: string, fix?: string): string {
+  if (!fix) {
+    return message;
+  }
+  return `${/[.!?:]$/.test(message.trim()) ? message.trim() : `${message.trim()}.`} ${fix}`;
+}
+
 /** A runtime's display name; the id itself for one this build does not know. */
 export function runtimeName(runtime: string): string {
   return isRuntime(runtime) ? RUNTIME_NAMES[runtime] : runtime;

@@ -1,11 +1,12 @@
 // The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { handedOffText, runtimeIcon, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
+import { handedOffText, runtimeIcon, withFix, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
 import { type Group, type GroupMode, group, type SessionNode } from './grouping';
 import { Methods, type Session } from './protocol';
 import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
-import { explain } from './errors';
+import { explain, showError } from './errors';
+import { LaunchError } from './python';
 import { applyFilter, filterMessage, type SessionFilter } from './filter';
 import { searchFilter } from './search';
 
@@ -23,6 +24,7 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   filter: SessionFilter | undefined;
   private baseMessage: string | undefined;
   private progressMessage: string | undefined;
+  private shownError: string | undefined;
 
   constructor(
     private readonly server: SegueServer,
@@ -164,7 +166,12 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
         return (await this.groups()).map((g) => ({ kind: 'group', group: g }));
       } catch (e) {
         const { message, fix } = explain(e);
-        this.setMessage(`${message}${fix ? ` ${fix}` : ''}`);
+        const text = withFix(message, fix);
+        this.setMessage(text);
+        if (e instanceof LaunchError && this.shownError !== text) {
+          this.shownError = text; // once per failure: the message offers Open Settings, the view cannot
+          void showError(e, this.server.log);
+        }
         return [];
       }
     }
@@ -237,7 +244,7 @@ function tooltip(s: Session, now: number): vscode.MarkdownString {
     ['Subagents', s.subagent_count ? String(s.subagent_count) : null],
     ['Continues', s.continues ? `${s.continues.runtime}:${s.continues.id}` : null],
     ['Status', [s.live ? 'live' : '', handedOffText(s.handed_off, now)].filter(Boolean).join(', ') || null],
-    ['Resume', s.resumable ? 'native' : s.resume_blocker === 'no_directory' ? 'in a directory you choose (none recorded)' : `new session from the brief (${s.resume_blocker ?? 'not resumable'})`],
+    ['Resume', s.resumable ? `reopens in ${runtimeName(s.runtime)}` : s.resume_blocker === 'no_directory' ? 'in a directory you choose (none recorded)' : `new session from the brief (${s.resume_blocker ?? 'not resumable'})`],
     ['Problems', s.problems.length ? s.problems.join('; ') : null],
   ];
   for (const [k, v] of rows) {

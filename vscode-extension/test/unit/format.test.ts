@@ -1,7 +1,7 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
 import {
-  age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  withFix, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
@@ -107,6 +107,12 @@ suite('format', () => {
     assert.equal(confirmation({ ...fresh, live: true }).button, 'Start Session Anyway');
     assert.match(planDetail({ ...fresh, live: true }, 0), /still has this session open/);
     assert.equal(confirmation({ ...fresh, handed_off: { surface: 'terminal', since: null, expires_at: null } }).button, 'Start Session Anyway');
+  });
+
+  test('a failure and its fix read as sentences', () => {
+    assert.equal(withFix('spawn /opt/nope/python3 ENOENT', 'Install Python 3.10 or newer.'), 'spawn /opt/nope/python3 ENOENT. Install Python 3.10 or newer.');
+    assert.equal(withFix('The directory does not exist: /x.', 'Restore it.'), 'The directory does not exist: /x. Restore it.');
+    assert.equal(withFix('Segue failed: boom'), 'Segue failed: boom');
   });
 
   test('runtime names, icons and plan reasons are the generated contract\'s', () => {
