@@ -127,13 +127,14 @@ export class Actions {
     await choice?.run();
   }
 
-  async openBrief(t: Target): Promise<void> {
+  /** `keepFocus`: the brief shows beside the reader's place without taking the keyboard (from the tree). */
+  async openBrief(t: Target, keepFocus = false): Promise<void> {
     const [runtime, ...rest] = t.ref.split(':');
     const uri = rest.length ? briefUri({ runtime, id: rest.join(':') }) : undefined;
     try {
       // A prefix ref has no runtime yet: ask the server, whose answer names the canonical URI.
       const target = uri ?? vscode.Uri.parse((await this.server.request(Methods.brief, { ref: t.ref })).uri);
-      await showBrief(target);
+      await showBrief(target, false, keepFocus);
     } catch (e) {
       await showError(e, this.log);
     }

@@ -112,13 +112,14 @@ export class NoteProvider implements vscode.TextDocumentContentProvider, vscode.
   }
 }
 
-export async function showMarkdown(uri: vscode.Uri, beside = false): Promise<vscode.TextEditor> {
+export async function showMarkdown(uri: vscode.Uri, beside = false, preserveFocus = false): Promise<vscode.TextEditor> {
   let doc = await vscode.workspace.openTextDocument(uri);
   if (doc.languageId !== 'markdown') {
     doc = await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
   }
   return vscode.window.showTextDocument(doc, {
     preview: false,
+    preserveFocus,
     viewColumn: beside ? vscode.ViewColumn.Beside : undefined,
   });
 }
@@ -138,11 +139,15 @@ export function briefView(): 'preview' | 'source' {
 }
 
 /** A brief the way the setting says (rendered by default). */
-export async function showBrief(uri: vscode.Uri, beside = false): Promise<void> {
+export async function showBrief(uri: vscode.Uri, beside = false, keepFocus = false): Promise<void> {
   if (briefView() === 'source') {
-    await showMarkdown(uri, beside);
-  } else {
-    await showRendered(uri, beside);
+    await showMarkdown(uri, beside, keepFocus);
+    return;
+  }
+  await showRendered(uri, beside);
+  if (keepFocus) {
+    // markdown.showPreview has no preserveFocus: give the keyboard back to the Sessions view
+    await vscode.commands.executeCommand('segue.sessions.focus');
   }
 }
 

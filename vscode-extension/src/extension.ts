@@ -102,6 +102,8 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
       return mode;
     }),
     command('segue.openBrief', withTarget('Open the brief of', (t) => actions.openBrief(t))),
+    // the Sessions view's rows (not contributed: the palette has Open Brief)
+    command('segue.openBriefKeepFocus', withTarget('Open the brief of', (t) => actions.openBrief(t, true))),
     command('segue.resumeSession', withTarget('Resume', (t) => actions.resume(t))),
     command('segue.resumeInRuntime', withTarget('Resume in another runtime', (t) => actions.resumeInRuntime(t))),
     command('segue.emitToken', withTarget('Emit a handoff token for', (t) => actions.emitToken(t))),

@@ -224,7 +224,8 @@ export function sessionItem(node: SessionNode, groupKey: string, now: number, mo
     s.live ? new vscode.ThemeColor('charts.green') : s.handed_off ? new vscode.ThemeColor('charts.blue') : undefined,
   );
   item.tooltip = tooltip(s, now);
-  item.command = { command: 'segue.openBrief', title: 'Open Brief', arguments: [s] };
+  // Opens the brief and keeps the keyboard in the tree, so arrow keys go on moving through sessions.
+  item.command = { command: 'segue.openBriefKeepFocus', title: 'Open Brief', arguments: [s] };
   return item;
 }
 

@@ -427,6 +427,22 @@ suite('Segue extension host', () => {
     assert.ok(api.trace.chain.some((n) => n.self && n.link.id === s.id));
   });
 
+  test('tree: a row opens its brief without taking the keyboard from the view', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const groups = await api.tree.getChildren();
+    const row = (await api.tree.getChildren(groups[0]))[0];
+    const cmd = api.tree.getTreeItem(row).command!;
+    assert.equal(cmd.command, 'segue.openBriefKeepFocus');
+    await config().update('briefView', 'source', vscode.ConfigurationTarget.Global);
+    try {
+      await vscode.commands.executeCommand(cmd.command, ...(cmd.arguments ?? []));
+      const shown = await until('the brief beside the view', () => vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'segue-brief'));
+      assert.ok(shown, 'the brief is shown');
+    } finally {
+      await config().update('briefView', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   test('welcome: an empty listing clears the view message, so VS Code shows the welcome buttons', async () => {
     const server = api.server as unknown as { request: (...a: unknown[]) => Promise<unknown> };
     const real = server.request;
