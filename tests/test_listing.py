@@ -372,6 +372,7 @@ def test_a_session_started_from_a_brief_is_titled_by_what_it_continues(tmp_path:
         "elsewhere": {"q": first_prompt(str(tmp_path / "notes.md"), source)},
         "owntitle": {"q": first_prompt(str(brief), source), "title": "Redirect loop, part two"},
         "plain": {"q": "Fix the login redirect again"},
+        "typed": {"q": "Fix the login redirect again\n[segue-handoff v1 from=codex:0199aaaa-bbbb-7ccc]"},
     }
     (tmp_path / "notes.md").write_text("# Segue handoff brief: `not this one`\n")
     for i, (sid, d) in enumerate(sessions.items()):
@@ -384,6 +385,7 @@ def test_a_session_started_from_a_brief_is_titled_by_what_it_continues(tmp_path:
     # controls: a title of the session's own, and a session that continues nothing, keep theirs
     assert by_id["owntitle"].title == "Redirect loop, part two"
     assert (by_id["plain"].title, by_id["plain"].first_request) == (None, "Fix the login redirect again")
+    assert by_id["typed"].title is None  # a marker typed after one's own words: the words name the session
 
 
 def test_what_a_continued_session_is_titled_by_when_its_source_is_long_redacted_or_untitled(

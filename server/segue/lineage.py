@@ -76,8 +76,12 @@ def continuation_title(s: Session) -> str | None:
     The brief is read only when the prompt names one a Segue state directory holds for exactly the session
     its marker names (handoffs/<runtime>-<id>-…md, a regular file), and only its first line. Briefs are never
     rewritten, so the title is as stable as the session's own summary."""
+    first = s.first_request
+    # only Segue's own instruction: a prompt of one's own words with a marker typed after them names its task
+    if not first or not _BRIEF_AT.match(first) or not _titled_by(s.title, first):
+        return None
     c = continued(s)
-    if c is None or not s.first_request or not _titled_by(s.title, s.first_request):
+    if c is None:
         return None
     source = _brief_title(s.first_request, c)
     if source and source != c.id:  # (a brief of a session with no title nor request is headed by its id)
