@@ -21,6 +21,35 @@ export function withFix(message: string, fix?: string): string {
   return `${/[.!?:]$/.test(message.trim()) ? message.trim() : `${message.trim()}.`} ${fix}`;
 }
 
+/** Quick-pick filtering: every word of `query` somewhere in `text`, in any order, case-insensitive
+ * ("opencode plain" finds "Plain task · OpenCode"). `$(icon)` names in the text do not count. */
+export function matchesWords(text: string, query: string): boolean {
+  const hay = text.replace(/\$\([a-z0-9-~]+\)/gi, ' ').toLowerCase();
+  return query.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w));
+}
+
+interface PickText {
+  label: string;
+  description?: string;
+  detail?: string;
+}
+/** The row shown when filters hide every match: picking it clears them. */
+export interface ClearPick extends PickText {
+  alwaysShow: true;
+  clear: true;
+}
+
+/** The rows for what was typed: every word in the row's label, description or detail, in any order; when
+ * nothing matches and filters are set, one row that clears them. */
+export function visiblePicks<T extends PickText>(all: T[], query: string, filtered: string | undefined): (T | ClearPick)[] {
+  const shown = all.filter((p) => matchesWords(`${p.label} ${p.description ?? ''} ${p.detail ?? ''}`, query));
+  if (shown.length || !filtered) {
+    return shown;
+  }
+  const typed = query.trim() ? ` "${oneLine(query, 40)}"` : '';
+  return [{ label: '$(clear-all) Clear the filters', description: `no session${typed} in ${filtered}`, alwaysShow: true, clear: true }];
+}
+
 /** A runtime's display name; the id itself for one this build does not know. */
 export function runtimeName(runtime: string): string {
   return isRuntime(runtime) ? RUNTIME_NAMES[runtime] : runtime;

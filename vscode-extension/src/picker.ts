@@ -1,7 +1,7 @@
 // "Segue: List Sessions": a quick pick over all runtimes, newest first, with runtime and folder filters.
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { age, escapeIcons, runtimeIcon, runtimeName, sessionTitle, tildePath } from './format';
+import { age, type ClearPick, escapeIcons, runtimeIcon, runtimeName, sessionTitle, tildePath, visiblePicks } from './format';
 import { Methods, type Runtime, RUNTIMES, type Session } from './protocol';
 import { PROGRESS_DELAY_MS, type SegueServer } from './server';
 import { showError } from './errors';
@@ -14,6 +14,7 @@ export interface PickState {
 interface SessionPick extends vscode.QuickPickItem {
   session: Session;
 }
+type Pick = SessionPick | ClearPick;
 
 const COPY_TOOLTIP = 'Copy Resume Command';
 /** Set by the extension: what the copy button on a row does (copy the session's resume command line). */
@@ -41,6 +42,7 @@ export function toPick(s: Session, now: number): SessionPick {
       .filter(Boolean)
       .join(' · '),
     buttons: [{ iconPath: new vscode.ThemeIcon('copy'), tooltip: COPY_TOOLTIP }],
+    alwaysShow: true, // filtered by `visiblePicks` (words in any order), not by the quick pick
     session: s,
   };
 }
@@ -51,23 +53,30 @@ const FOLDER_OFF = 'Only sessions in the current workspace folder';
 
 type Outcome = { kind: 'picked'; session: Session } | { kind: 'runtime' } | { kind: 'cancel' };
 
+
 function once(server: SegueServer, title: string, state: PickState): Promise<Outcome> {
-  const qp = vscode.window.createQuickPick<SessionPick>();
+  const qp = vscode.window.createQuickPick<Pick>();
   const folder = currentFolder();
-  qp.matchOnDescription = true;
-  qp.matchOnDetail = true;
+  let all: SessionPick[] = [];
+  const scopeText = () =>
+    [state.runtimes.length ? state.runtimes.map(runtimeName).join(', ') : '', state.folderOnly && folder ? tildePath(folder, os.homedir()) : '']
+      .filter(Boolean)
+      .join(' · ') || undefined;
+  const show = () => {
+    qp.items = visiblePicks(all, qp.value, scopeText());
+  };
   const placeholder = 'Type to filter by title, runtime, branch or directory';
   qp.placeholder = placeholder;
-  const runtimeButton: vscode.QuickInputButton = {
+  const runtimeButton = (): vscode.QuickInputButton => ({
     iconPath: new vscode.ThemeIcon(state.runtimes.length ? 'filter-filled' : 'filter'),
     tooltip: FILTER_RUNTIME,
-  };
+  });
   const folderButton = (): vscode.QuickInputButton => ({
     iconPath: new vscode.ThemeIcon(state.folderOnly ? 'root-folder-opened' : 'root-folder'),
     tooltip: state.folderOnly ? FOLDER_ON : FOLDER_OFF,
   });
   const setButtons = () => {
-    qp.buttons = folder ? [runtimeButton, folderButton()] : [runtimeButton];
+    qp.buttons = folder ? [runtimeButton(), folderButton()] : [runtimeButton()];
     const scope = [
       state.runtimes.length ? state.runtimes.map(runtimeName).join(', ') : 'all runtimes',
       state.folderOnly && folder ? tildePath(folder, os.homedir()) : '',
@@ -95,9 +104,10 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
       }
       qp.placeholder = placeholder;
       const now = Date.now();
-      qp.items = r.sessions.map((s) => toPick(s, now));
+      all = r.sessions.map((s) => toPick(s, now));
+      show();
       if (r.sessions.length === 0) {
-        qp.placeholder = 'No sessions match. Use the buttons to widen the filter.';
+        qp.placeholder = scopeText() ? 'No sessions match these filters.' : 'No sessions found.';
       }
     } catch (e) {
       qp.hide();
@@ -121,12 +131,20 @@ function once(server: SegueServer, title: string, state: PickState): Promise<Out
       void load();
     });
     qp.onDidTriggerItemButton((e) => {
-      if (e.button.tooltip === COPY_TOOLTIP && rowActions.copy) {
+      if (e.button.tooltip === COPY_TOOLTIP && rowActions.copy && 'session' in e.item) {
         void rowActions.copy(e.item.session);
       }
     });
+    qp.onDidChangeValue(show);
     qp.onDidAccept(() => {
       const chosen = qp.selectedItems[0];
+      if (chosen && 'clear' in chosen) {
+        state.runtimes = [];
+        state.folderOnly = false;
+        setButtons();
+        void load();
+        return;
+      }
       if (chosen) {
         outcome = { kind: 'picked', session: chosen.session };
         qp.hide();

@@ -1,7 +1,7 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
 import {
-  withFix, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  withFix, matchesWords, visiblePicks, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
@@ -113,6 +113,20 @@ suite('format', () => {
     assert.equal(withFix('spawn /opt/nope/python3 ENOENT', 'Install Python 3.10 or newer.'), 'spawn /opt/nope/python3 ENOENT. Install Python 3.10 or newer.');
     assert.equal(withFix('The directory does not exist: /x.', 'Restore it.'), 'The directory does not exist: /x. Restore it.');
     assert.equal(withFix('Segue failed: boom'), 'Segue failed: boom');
+  });
+
+  test('List Sessions matches typed words in any order, and offers to clear filters that hide every match', () => {
+    const rows = [
+      { label: '$(code) Plain task', description: 'OpenCode · main · 2 d ago', detail: '~/w · ses_1' },
+      { label: '$(sparkle) Fix login', description: 'Claude Code · 1 h ago', detail: '~/app · 9f3' },
+    ];
+    assert.ok(matchesWords('$(code) Plain task OpenCode', 'opencode plain'));
+    assert.ok(!matchesWords('$(code) Plain task', 'code plain'), 'icon names are not text');
+    assert.deepEqual(visiblePicks(rows, 'opencode plain', undefined), [rows[0]]);
+    assert.deepEqual(visiblePicks(rows, '  ', undefined), rows);
+    assert.deepEqual(visiblePicks(rows, 'nothing here', undefined), []);
+    const [clear] = visiblePicks(rows, 'nothing here', 'Codex CLI');
+    assert.ok('clear' in clear && clear.label.includes('Clear the filters') && clear.description?.includes('"nothing here" in Codex CLI'));
   });
 
   test('runtime names, icons and plan reasons are the generated contract\'s', () => {
