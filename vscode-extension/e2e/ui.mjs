@@ -132,7 +132,8 @@ try {
     const rows = (await rowsText(page)).map(fold);
     const others = Object.values(names).filter((n) => n !== names[runtimes[0]]);
     if (!rows.length) throw new Error('no rows after filtering');
-    const leaked = rows.filter((t) => others.some((o) => t.includes(o)));
+    // the description names the runtime ("Codex CLI · main · 2 d ago"); a title may name one too ("↪ continues Codex CLI session …")
+    const leaked = rows.filter((t) => others.some((o) => t.includes(`${o} · `)));
     if (leaked.length) throw new Error(`other runtimes still listed: ${leaked[0]}`);
     await quiet(page);
   });
@@ -265,7 +266,7 @@ try {
     await steps.shot('emit-dialog');
     // its dismiss button says Close: "Cancel" read as cancelling the token
     const labels = await box.locator('.dialog-buttons .monaco-button').allInnerTexts();
-    if (labels.map((l) => l.trim()).join('|') !== 'Copy Again|Close') throw new Error(`emit dialog buttons: ${labels.join('|')}`);
+    if (labels.map((l) => l.trim()).sort().join('|') !== 'Close|Copy Again') throw new Error(`emit dialog buttons: ${labels.join('|')}`);
     await clickDialogButton(page, 'Close');
     // The listing now marks it as handed off.
     await runCommand(page, 'Segue: List Sessions');
