@@ -17,8 +17,11 @@ own (tests/test_redact_kinds4.py) and fixed by shape and context: 0.991 / 4.5 % 
 blind gen_heldout3 moved with it, untouched: 0.974 → 0.980 recall, 4.7 % FP.
 gen_heldout5.jsonl (generate_heldout5.py, written blind on 2026-12-07 the same way; 96 families, 425 secrets, 223
 negatives, mostly multi-line agent artefacts and prose in 15 languages) measured 0.936 recall / 14.3 % FP on the
-rules after the fourth pass, before anyone looked at it: below both goals, and held to that figure until a pass
-reads its labels. Only totals are printed here."""
+rules after the fourth pass, before anyone looked at it: below both goals. The fifth pass (2026-12-08) read only the
+labels of its misses and changed negatives (family:kind:context; no text, no secret, no generator), wrote each kind as
+new cases of our own (tests/test_redact_kinds5.py) and fixed the rules by shape and context: 0.976 recall / 4.5 % FP
+after (13.9 % when the pass began), so it is half-tuned now; gen_heldout3 moved to 0.980 / 2.4 %, gen_heldout4 to
+0.993 / 3.0 %. Only totals are printed here."""
 
 from __future__ import annotations
 
@@ -51,10 +54,10 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
 # gen_heldout2: 0.831 untuned when written, 0.909 after the second pass, 1.000 after the third (see above)
 FLOOR = {"gen_dev.jsonl": 1.0, "gen_heldout.jsonl": 1.0, "gen_heldout2.jsonl": 1.0,
          "gen_heldout3.jsonl": 0.98, "gen_heldout4.jsonl": 0.99,
-         "gen_heldout5.jsonl": 0.93}
-# false positives: at most 5 % (the goal; gen_heldout4 measured 9.5 % blind, 4.5 % after the fourth pass)
-# gen_heldout5: 14.3 % blind (2026-12-07), above the goal: its ceiling is that figure until a pass looks at it
-FP_CEILING: dict[str, float] = {"gen_heldout5.jsonl": 0.15}
+         "gen_heldout5.jsonl": 0.97}
+# false positives: at most 5 % (the goal; gen_heldout4 measured 9.5 % blind, 4.5 % after the fourth pass; gen_heldout5
+# 14.3 % blind, 4.5 % after the fifth)
+FP_CEILING: dict[str, float] = {}
 
 
 @pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False),

@@ -67,6 +67,10 @@ def _samples(rng: random.Random) -> list[str]:
         "mc alias set s3 https://m:9000 ak " + rand(alnum, 20), "curl -b JSESSIONID=" + rand(upper, 32) + " x",
         "パスワード：" + rand(alnum, 10) + "#", "I changed the password to " + rand(alnum, 10) + "#",
         "twilio(sid, '" + rand(hexd, 32) + "')",
+        # the fifth pass (gen_heldout5's kinds)
+        "wandb login " + rand(hexd, 40), "rabbitmqctl add_user ops " + rand(alnum, 10) + "#",
+        "hasło to " + rand(alnum, 10) + "!", "la API key de Datadog es " + rand(hexd, 32),
+        "echo " + rand(alnum, 10) + "# | sudo -S true", ">>> os.environ['DB_PASSWORD']\n'" + rand(alnum, 10) + "'",
     ]
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -37,7 +38,7 @@ _STOPWORDS = frozenset(
         "new_password", "old_password", "confirm_password", "hunter2_example", "todo", "tbd", "fixme", "unknown",
         "sensitive", "provided", "api-token", "apitoken", "sso-key", "negotiate", "ntlm", "hmac", "oauth",
         "bot", "set", "unset", "see", "below", "above", "same", "here", "there", "this", "that",
-        "auth"
+        "auth", "mysecretpassword", "changeme", "change_me", "change-me"
     }
 )
 _PLACEHOLDER_RE = recache.compile(
@@ -55,13 +56,14 @@ _PLACEHOLDER_RE = recache.compile(
       | [*•·.#_-]{3,}                        # ***, ..., ###
       | (.)\1{2,}                            # xxxx, 0000, yyy
       | \[REDACTED:[^\]]{0,64}\]
+      | \[[A-Za-z][A-Za-z _-]{2,30}\]         # [hidden], [masked], [your token]
       | (?:op|vault|ref\+[a-z0-9]{1,20}|sm|gcpsm|akv|keyvault|azurekeyvault|doppler|infisical|bws|secretsmanager)://\S{0,300}
                                              # secret managers' references (op://vault/item/field)
       | arn:aws:(?:secretsmanager|ssm):\S{0,300}
     )$""",
     re.X,
 )
-_X_RUN_RE = recache.compile(r"[xX]{6,}|[*#•]{4,}|\.\.\.|…")
+_X_RUN_RE = recache.compile(r"[xX]{6,}|[*•]{3,}|#{4,}|\.\.\.|…")  # (sk-***, ghp_****…: masked)
 # what a bare word after "the password is" says about a password rather than being one ("the password is wrong",
 # "… is stored in 1Password", "la contraseña es incorrecta"); also function words a flag's value never is (--password
 # via the CLI)
@@ -86,6 +88,13 @@ _SECRET_NAME_RE = recache.compile(
     r"|(?:password|passwd|secret|token|key|credentials?)[-_][a-z]+(?:[-_][a-z]+)*")
 # words that mark a value as made up, in context rules only (vendor tokens may contain them)
 _MADE_UP_RE = recache.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
+# and phrases a stand-in value is written in (change-me-to-a-long-random-string, insert-secret-here, test_key_123):
+# judged on values a context rule found, not on every random-looking run (generic.random_body), where it would cost
+_PLACEHOLDER_PHRASE_RE = recache.compile(
+    r"(?i)replace[_-]?(?:with|this)|change[_-]me|[_-]changeme|changeme[_-]|(?<![a-z])insert[_-]"
+    r"|(?<![a-z])(?:goes|go|put|paste|enter|fill)[_-](?:here|your|in|me)(?![a-z])|fill[_-]?me[_-]?in|[_-]here$|not[_-](?:a[_-])?real|^generate[_-]"
+    r"|^(?:my|some|the|test|mock|sample)[_-](?:api[_-]|access[_-]|secret[_-])?(?:key|secret|token|password|pass)(?:[_-]?\d{1,4})?$"
+    r"|example|^sample[_-]|[_-]sample$|(?:^|[._-])x{4,}(?:$|[._-])")
 _CODE_RE = recache.compile(
     r"""^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+[,;)]*       # var.db_password, os.environ
       | (?:self|this|os|process|var|local|locals|config|settings|env|data|args|opts|options|params|props
@@ -95,7 +104,6 @@ _CODE_RE = recache.compile(
     )$""",
     re.X,
 )
-_EXAMPLE_CONTEXT_RE = recache.compile(r"(?i)\b(?:e\.g\.|eg\.|example|for instance|such as|placeholder|default)")
 
 
 def _unquote(v: str) -> str:
@@ -107,11 +115,15 @@ def is_placeholder(value: str) -> bool:
     v = value.strip()
     if not v or _PLACEHOLDER_RE.match(v):
         return True
+    if _PLACEHOLDER_RE.match(v.rstrip(",;").strip("\"'`").strip()):
+        return True  # '<db-password>', "{{ env.PW }}": the brackets are what marks it
     core = _unquote(v.rstrip(",;")).rstrip(",;")
     if not core or core.lower() in _STOPWORDS or _PLACEHOLDER_RE.match(core):
         return True
     if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core) or core.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return True  # (…EXAMPLE, …EXAMPLEKEY: AWS's documented example keys)
+    if _PLACEHOLDER_PHRASE_RE.search(core):
+        return True
     return not re.search(r"[A-Za-z0-9]", core)
 
 
@@ -127,7 +139,8 @@ def _aws_ok(value: str, m: re.Match[str], text: str) -> bool:
     """AWS's own documented examples (AKIAIOSFODNN7EXAMPLE, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY) end in EXAMPLE
     or EXAMPLEKEY; a real key's random body does not spell it."""
     core = _unquote(value)
-    return _tier1_ok(value, m, text) and not core.endswith(("EXAMPLE", "EXAMPLEKEY"))
+    return (_tier1_ok(value, m, text) and not core.endswith(("EXAMPLE", "EXAMPLEKEY")) and not _MADE_UP_RE.search(core)
+            and not _PLACEHOLDER_PHRASE_RE.search(core))
 
 
 def _aws_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -135,6 +148,31 @@ def _aws_pair_ok(value: str, m: re.Match[str], text: str) -> bool:
     from segue.redact.generic import random_body  # generic imports this module
 
     return _aws_ok(value, m, text) and random_body(value, 12)
+
+
+def _aws_secret_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """40 characters after a secret/key word: base64 (both cases), not 40 hex (a SHA-1, a GPG fingerprint)."""
+    return _context_ok(value, m, text) and re.fullmatch(r"[0-9a-f]{40}|[0-9A-F]{40}", value) is None
+
+
+def id_key(key: str) -> bool:
+    """A key that names an identifier, digest or cursor (node_id, etag, cache_key, nextPageToken), not a secret."""
+    words = key_words(key)
+    while len(words) > 1 and words[-1].isdigit():
+        words.pop()  # x-amz-id-2
+    if not words or "secret" in words or ("access" in words and "key" in words):
+        return False  # a secret's id (Vault's secret_id) and an access key's id (the pair's other half) are redacted
+    if words[-1] in _ID_LAST_WORDS:
+        return True
+    return len(words) > 1 and words[-1] in ("key", "token") and (
+        words[-2] in _NOT_SECRET_KEY_PAIRS or words[-2] in _NOT_SECRET_KEY_ONLY)
+
+
+_ID_LAST_WORDS = frozenset({"id", "ids", "cursor", "etag", "digest", "sha", "hash", "checksum", "fingerprint",
+                            "revision", "rev", "commit", "sum", "uuid", "guid", "uid", "ulid", "cid", "handle",
+                            "iterator", "traceparent", "tracestate", "trace", "span", "correlation", "jti", "state",
+                            "nonce", "next", "prev", "previous", "challenge", "marker", "kid", "x5t", "thumbprint",
+                            "ref", "hashid"})
 
 
 def _cli_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -147,6 +185,20 @@ def _cli_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 # a path of plain names (secret/myapp/db, kv/prod/api): what a secret is stored under
 _WORD_PATH_RE = recache.compile(r"[A-Za-z][\w.-]{0,60}(?:/[A-Za-z][\w.-]{0,60}){1,12}/?")
+# an absolute or home path whose first piece is a plain name (/run/user/1000/bus, ~/.ssh/id_ed25519,
+# /var/lib/docker/…): where a secret is kept, or a socket; a random base64 value rarely starts so
+_FS_PATH_RE = recache.compile(
+    r"(?:~|\.{1,2})?/(?:[a-z][a-z0-9_-]{1,30}|\.[\w-]{1,30}|[A-Z][a-z]{2,20})(?:/[^\s/]{0,200}){0,40}")
+
+
+def _sequence(core: str) -> bool:
+    """0123456789abcdef0123…, abcdefgh…: a run of successive characters written out (12+), not a draw."""
+    body = core.replace("-", "").replace("_", "")
+    return len(body) >= 12 and sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body)) >= 0.85 * (len(body) - 1)
+
+
+def _fs_path(core: str) -> bool:
+    return _FS_PATH_RE.fullmatch(core) is not None
 
 
 # a "quoted value" that is really the text between a closing and the next opening quote: ") or ",
@@ -173,17 +225,31 @@ _SECRET_SPEC_RE = recache.compile(
 
 def _context_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Tier 2 keyword contexts: any real-looking value, placeholders excepted."""
-    if is_placeholder(value) or _between_quotes(value) or _SECRET_SPEC_RE.match(value):
+    return not (is_placeholder(value) or _between_quotes(value) or _SECRET_SPEC_RE.match(value))
+
+
+def _same_as_user(value: str, m: re.Match[str], text: str) -> bool:
+    """user:password where the password is the user's name (postgres:postgres, admin:admin, guest:guest): a
+    service's documented default, what docs and local setups show, not a secret chosen by anyone."""
+    end = m.start("s")
+    if text[end - 1 : end] in ("'", '"'):
+        end -= 1
+    if text[end - 1 : end] != ":":
         return False
-    if _unquote(value).lower() == "changeme":
-        line = text[text.rfind("\n", 0, m.start()) + 1 : text.find("\n", m.end()) % (len(text) + 1)]
-        return not _EXAMPLE_CONTEXT_RE.search(line)
-    return True
+    start = end - 1 - len(value)  # the user, read backwards: exactly as long as the value, then a boundary
+    return (start >= 0 and text[start : end - 1].lower() == value.lower()
+            and (start == 0 or text[start - 1] in " \t\n/@\"'="))
+
+
+def _auth_header_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """Authorization: … value, not a call that stands for one (Basic base64(user:password))."""
+    return _context_ok(value, m, text) and text[m.end() : m.end() + 1] != "("
 
 
 def _url_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """URL user:pass@: even "password" is redacted (over-redaction is cheap); templates are not."""
-    return not _PLACEHOLDER_RE.match(value)
+    """URL user:pass@: any value but a template or a stand-in word (user:password@host, USER:PASSWORD@HOST
+    are how docs spell the shape; a real password is rarely the word itself)."""
+    return not _same_as_user(value, m, text) and not is_placeholder(value)
 
 
 _CURL_BEFORE_RE = recache.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0,500}\Z")
@@ -192,7 +258,7 @@ _CURL_BEFORE_RE = recache.compile(r"\b(?:curl|https?|xh)\b(?:[^\n|;&\\]|\\\n?){0
 def _curl_ok(value: str, m: re.Match[str], text: str) -> bool:
     """-u user:pass counts only on a curl command line (line continuations allowed)."""
     before = text[max(0, m.start() - 500) : m.start()]
-    return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text)
+    return bool(_CURL_BEFORE_RE.search(before)) and _context_ok(value, m, text) and not _same_as_user(value, m, text)
 
 
 def _random_token(value: str, min_len: int = 16) -> bool:
@@ -253,6 +319,8 @@ def _password_ok(value: str, m: re.Match[str], text: str) -> bool:
         return False  # comparing with a variable, not a literal
     if _CODE_RE.match(core) or _CODE_RE.match(value.strip()):  # config['password'] (the bare run ends at "[")
         return False
+    if _fs_path(core) and key_words(m.groupdict().get("k") or "") == ["pwd"]:
+        return False  # PWD=/home/dev/app: the shell's working directory
     if core.isalpha():
         # a bare word after only a space is prose ("password must be"); after ':' '=' or "is" it
         # may be a human password ("my password is sunshine"), unless it is a word about the password
@@ -301,7 +369,7 @@ def _secret_ok(value: str, m: re.Match[str], text: str) -> bool:
     if value.startswith(":") and "s" in m.re.groupindex and text[m.start("s") - 1 : m.start("s")] == ":":
         return False  # a scope operator (auth::Token, test_auth.py::test_x), not key: value
     core = _unquote(value).rstrip(",;:")
-    if len(core) < 6 or _message(core, m):
+    if len(core) < 6 or _message(core, m) or _fs_path(core) or _sequence(core):
         return False
     if re.fullmatch(r"[A-Za-z_.\-]+", core) or _CODE_RE.match(core):
         return _random_tail(core)  # a name or code, unless its last piece is random (pk_b9f6…, MKXedHsyaUbZYChO)
@@ -318,7 +386,8 @@ def _generic_ok(value: str, m: re.Match[str], text: str) -> bool:
 _PW_KEY_WORDS = frozenset({
     "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "contraseña",
     "contrasena", "senha", "wachtwoord", "passe", "kennwort", "hasło", "haslo", "lösenord", "losenord",
-    "salasana", "passord", "psk"
+    "salasana", "passord", "psk", "пароль", "пароля", "şifre", "şifrem", "şifresi", "parola", "parolası", "mdp",
+    "पासवर्ड"
 })
 _SECRET_KEY_WORDS = frozenset({
     "secret", "secrets", "secrete", "token", "tokens", "credential", "credentials", "creds", "auth", "apikey"
@@ -363,9 +432,16 @@ _NOT_SECRET_KEY_PAIRS = frozenset(
     {
         "bucket", "foreign", "hot", "idx", "natural", "primary", "pub", "public", "schema", "sequence",
         "partition", "sort", "cache", "row", "index", "map", "csrf", "xsrf", "next", "page", "continuation",
-        "cancellation"
+        "cancellation", "idempotency", "dedup", "dedupe", "deduplication", "routing", "shard", "object", "composite",
+        "unique", "request"
     }
 )
+
+
+# before "key" only: a GPG key (Docker images' GPG_KEY) is a fingerprint, a sandbox or object key a path or name;
+# GPG_PASSPHRASE and SANDBOX_SECRET stay secrets
+_NOT_SECRET_KEY_ONLY = frozenset({"gpg", "pgp", "publishable", "sandbox", "object"})
+_MADE_UP_KEY_WORDS = frozenset({"mock", "mocked", "fake", "dummy", "example", "sample", "placeholder", "stub"})
 
 
 # password key words by shape: abbreviated, misspelt, plural or glued to a prefix (PSWD, PASWRD, passworsd,
@@ -376,6 +452,7 @@ _PW_SHAPE_RE = recache.compile(
 _PW_DENY = frozenset({
     "bypass", "bypasses", "compass", "compasses", "surpass", "trespass", "overpass", "underpass", "encompass",
     "upward", "upwards", "passes", "byepass", "impass", "kompass", "passport", "passive", "passage",
+    "askpass", "sshaskpass", "oldpwd",  # a program that asks for a password; the shell's previous directory
 })
 
 
@@ -401,13 +478,16 @@ def _names_secret(key: str, family: frozenset[str], qualified_key: bool, last_ke
     words = key_words(key)
     if not words or _NOT_SECRET_KEYS_RE.search(key) or words[-1] in _NOT_SECRET_LAST:
         return False
+    if any(w in _MADE_UP_KEY_WORDS for w in words):
+        return False  # mock_token, FAKE_API_KEY, example_password: named as made up
     for i, w in enumerate(words):
         prev = words[i - 1] if i else ""
         if (w in family or ("password" in family and pw_word(w))) and prev not in _NOT_SECRET_KEY_PAIRS:
             return True
         if qualified_key and w == "key" and prev in _KEY_QUALIFIERS:
             return True
-        if last_key and w == "key" and 0 < i == len(words) - 1 and prev not in _NOT_SECRET_KEY_PAIRS:
+        if (last_key and w == "key" and 0 < i == len(words) - 1 and prev not in _NOT_SECRET_KEY_PAIRS
+                and prev not in _NOT_SECRET_KEY_ONLY):
             return True  # HEROKU_KEY, loki_key; a bare "key" is too common to count
     return False
 
@@ -495,9 +575,52 @@ def _random_value_ok(value: str, m: re.Match[str], text: str) -> bool:
 
 
 def _cjk_value_ok(value: str, m: re.Match[str], text: str) -> bool:
-    """パスワードは X: the ASCII run after the keyword, with a digit or symbol (a bare English word is prose)."""
+    """パスワードは X: the ASCII run after the keyword, with a digit or symbol (a bare English word is prose); after a
+    key's or token's name (密钥是 X) one that looks random."""
     core = value.rstrip("。、」』.,;:!?)\"'")
+    if m.group("k") not in ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호"):
+        return _random_value_ok(core, m, text)
     return len(core) >= 4 and not core.isalpha() and _context_ok(core, m, text) and core.lower() not in _STOPWORDS
+
+
+# words between a key's name and its value that say the value is something else (the key's id, its file, a commit)
+_KEY_MID_NOT_RE = recache.compile(r"(?i)(?<![^\W_])(?:id|ids|commit|sha\d*|hash|digest|fingerprint|checksum|name|file"
+                                  r"|path|url|prefix|version|count|length|public|publishable|expir\w*|format|type)(?![^\W_])")
+
+
+# "the key secret …", "the key I use to encrypt the backups …": words after "key" that say it is a secret one
+_KEY_USE_RE = recache.compile(
+    r"(?i)\s*(?:secret|\S*(?:\s+\S+){0,5}?\s+(?:to\s+)?(?:en|de)?crypt|\S*(?:\s+\S+){0,5}?\s+sign)")
+
+
+def _key_prose_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"the <qualifier> key …: X", "el token de … es X": English "key" counts after a word that qualifies it (api,
+    master, encryption, a provider's name) or before "secret"; the words between name no id, file or commit; X looks
+    random."""
+    key, mid = m.group("k").lower(), m.group("mid")
+    if _KEY_MID_NOT_RE.search(mid):
+        return False
+    # the word before (Client-Schlüssel, page-token, RAILS_MASTER_KEY: the word joined to it)
+    before = re.findall(r"[^\W_]+", text[max(0, m.start() - 30) : m.start()])
+    prev = before[-1].lower() if before else ""
+    if prev in _NOT_SECRET_KEY_PAIRS or prev in _NOT_SECRET_KEY_ONLY or prev in ("public", "ssh", "host"):
+        return False
+    qualified = prev in _KEY_QUALIFIERS or prev in _PROVIDER_WORDS or prev in ("aes", "api", "hmac", "fernet")
+    if key == "key" and not (qualified or _KEY_USE_RE.match(mid)):
+        return False
+    if m.group("kf") is None:  # English names: prose only ("token": "…" is the assignment rules'), a random value
+        if text[m.start() - 1 : m.start()] in ("\"", "'", "`") or mid[:1] in ("\"", "'", "`"):
+            return False
+        if text[m.start() - 1 : m.start()] in ("_", "-", ".") and text[m.end("mid") : m.start("s")].strip() in ":=":
+            return False  # HEROKU_KEY = …, app.secret: …: code and config, the assignment rules' to name
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _KEY_MID_NOT_RE.search(text, max(line_start, m.start() - 40), m.start()):
+            return False  # "the commit that rotated the token: <sha>", "the public key: …"
+        from segue.redact.generic import random_body  # generic imports this module
+
+        core = _unquote(value).rstrip(",;.:!?)")
+        return _context_ok(value, m, text) and len(core) >= 8 and random_body(core, 12)
+    return _random_value_ok(value, m, text)
 
 
 # what comes before "password to X" when it says the password was set to X: a verb, then at most two words
@@ -542,12 +665,40 @@ def _url_param_ok(value: str, m: re.Match[str], text: str) -> bool:
         return False
     if words[-1] in ("key", "auth") and len(words) == 1 and not re.search(r"\d", value):
         return False
+    if id_key(m.group("k")):
+        return False  # page_token=…, cache_key=…
     return _secret_ok(value, m, text)
+
+
+# last words of environment names that hold where or how a secret is used, not the secret (SSH_AUTH_SOCK,
+# AUTH_PROVIDER, GIT_ASKPASS_MAIN, TOKEN_ENDPOINT)
+_ENV_NOT_SECRET_LAST = frozenset({"sock", "socket", "directory", "provider", "main", "node", "helper", "program",
+                                  "command", "cmd", "host", "port", "server", "region", "user", "username", "email",
+                                  "scope", "scopes", "algorithm", "alg", "seconds", "backend", "method", "issuer",
+                                  "audience", "days", "hours", "minutes", "ms", "home", "location", "store",
+                                  "plugin", "profile", "realm", "domain", "style"})
+_ENV_SECRET_WORDS = frozenset({"pat", "accesskey", "privatekey", "secretkey", "apitoken", "authtoken"})
+
+
+def _env_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """NAME=value in an env file or `env` output: the name's words name a secret (not XAUTHORITY, AUTHOR_EMAIL,
+    SSH_AUTH_SOCK, NEXT_PUBLIC_…), and the value is not a path, a bracketed stand-in or a made-up phrase."""
+    words = key_words(m.group("k"))
+    if not words or words[-1] in _ENV_NOT_SECRET_LAST or {"public", "publishable"} & set(words):
+        return False
+    if not (_names_secret(m.group("k"), _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, last_key=True)
+            or _ENV_SECRET_WORDS & set(words)):
+        return False
+    core = _unquote(value)
+    if value[:1] in "<[{" or _fs_path(core) or _sequence(core):
+        return False  # API_TOKEN=<insert token> (the run stops at the blank), paths, 0123456789abcdef…
+    return _context_ok(value, m, text)
 
 
 def _conn_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Password=… in a connection string: not a code expression (os.environ.get(…), None, null)."""
-    return _context_ok(value, m, text) and not _CODE_RE.match(_unquote(value).rstrip(",;"))
+    core = _unquote(value).rstrip(",;")
+    return _context_ok(value, m, text) and not _CODE_RE.match(core) and not _fs_path(core)
 
 
 # CREATE/ALTER USER|ROLE|LOGIN, a database link (CONNECT TO x IDENTIFIED BY), GRANT … IDENTIFIED BY (old MySQL)

@@ -239,7 +239,18 @@ class Redactor:
                     found += _run(rule, text, 0)
         if not found:
             return found
-        return _drop_protected(text, _merge(found))
+        return _drop_protected(text, _drop_masked(text, _merge(found)))
+
+
+# a run of mask characters right after a match: the match is the visible head of a masked value (sk_live_4eC3…****,
+# what a tool or a test prints instead of the secret), not a secret
+_MASK_AFTER_RE = recache.compile(r"\*{3,}|•{2,}")
+
+
+def _drop_masked(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    if "*" not in text and "•" not in text:
+        return spans
+    return [s for s in spans if _MASK_AFTER_RE.match(text, s[1]) is None]
 
 
 _LEARN_CHARS_RE = recache.compile(r"[^\s\"'`()\[\]{}<>,;\\]{6,200}")

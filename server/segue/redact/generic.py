@@ -329,9 +329,37 @@ def shaped_tokens(text: str) -> list[Span]:
         if _PUBLIC_NAME_RE.search(text, max(0, a - 40), a):
             continue
         span = _judge(text, a, b, url)
-        if span is not None:
+        if span is not None and not (_NODE_ID_RE.fullmatch(text, a, b) or _named_id(text, a)):
             out.append(span)
     return out
+
+
+# GitHub's GraphQL node ids (PR_kwDOA5…, U_kgDOB…): a type prefix and base64 of msgpack, public
+_NODE_ID_RE = LazyPattern(r"[A-Z]{1,5}_k[wg][A-Z][A-Za-z0-9_-]{4,200}")
+# (quotes JSON-escaped too: a tool's result is often JSON inside a JSON string; or the token is an item of a list)
+_KEY_BEFORE_RE = LazyPattern(r"(?P<k>[A-Za-z_][\w.-]{0,60})\\?[\"']?[ \t]{0,3}[:=][ \t]{0,3}"
+                             r"(?:\[(?:[ \t]{0,3}\\?\"[\w.:-]{1,100}\\?\"[ \t]{0,3},)*[ \t]{0,3})?\\?[\"']?\Z")
+
+
+def _named_id(text: str, a: int) -> bool:
+    """The token is the value of a key naming an id, digest or cursor ("node_id": …, cache_key=…)."""
+    from segue.redact.checks import id_key  # checks imports nothing from here
+
+    j = a
+    while j > 0 and a - j < 4 and text[j - 1] in "\"'\\ \t":
+        j -= 1
+    if j == 0 or text[j - 1] not in ":=[,":
+        return False  # no key or list right before: the search below is the costly part
+    if text[j - 1] in ":=":  # key: value, key=value: the key read backwards, no search
+        k = j - 1
+        while k > 0 and j - 1 - k < 4 and text[k - 1] in "\"'\\ \t":
+            k -= 1
+        end = k
+        while k > 0 and end - k < 61 and (text[k - 1].isalnum() or text[k - 1] in "_.-"):
+            k -= 1
+        return end > k and id_key(text[k:end])
+    m = _KEY_BEFORE_RE.search(text, max(0, a - 300), a)
+    return m is not None and id_key(m.group("k"))
 
 
 def _inside(blocks: list[tuple[int, int]], a: int) -> bool:
@@ -395,7 +423,7 @@ _LITERAL_NOT_SECRET = frozenset({
 
 def quoted_literals(text: str) -> list[Span]:
     """Spans of quoted random literals that are the value of an assignment or a key in JSON/YAML."""
-    from segue.redact.checks import _NOT_SECRET_LAST, key_words  # checks imports nothing from here
+    from segue.redact.checks import _NOT_SECRET_LAST, id_key, key_words  # checks imports nothing from here
 
     out: list[Span] = []
     matches = [m for rx in _QUOTED_RES if rx.pattern[0] in text for m in rx.finditer(text)]
@@ -409,7 +437,7 @@ def quoted_literals(text: str) -> list[Span]:
         if before.group("op") == "=" and op_at > 0 and text[op_at - 1] in "=!<>":
             continue  # a comparison
         words = key_words(before.group("k"))
-        if not words or words[-1] in _NOT_SECRET_LAST or words[-1] in _LITERAL_NOT_SECRET:
+        if not words or words[-1] in _NOT_SECRET_LAST or words[-1] in _LITERAL_NOT_SECRET or id_key(before.group("k")):
             continue
         if any(w in ("public", "publishable", "example", "sample", "test", "dummy", "fake") for w in words):
             continue
@@ -612,3 +640,86 @@ def grouped_tokens(text: str) -> list[Span]:
                         out.append((i, m.end(), "prefixed-token"))
             i = low.find(mark, i + 1)
     return sorted(set(out))
+
+
+# "<value> is my wandb api key", "<value> — that's the token": a value that looks random, then a copula, at most three
+# words, then a secret's name. Found from the name (str.find), the words before it read right to left
+_NAMED_AFTER_WORDS = ("key", "token", "secret", "passw", "passphrase")
+_NAMED_AFTER_NAME_RE = LazyPattern(r"(?:key|token|secret|password|passwd|passphrase)s?(?![\w-])")
+_NAMED_AFTER_COPULAS = frozenset({"is", "was", "=", "—", "–", "-", "are", "that's", "thats", "it's"})
+_NAMED_AFTER_MARKS = (" is ", " was ", " are ", "—", "–", " - ", " = ", "'s ")
+_NAMED_AFTER_FILLERS = frozenset({"the", "my", "your", "our", "a", "an", "new", "that's", "is", "it's"})
+
+
+def value_named_after(text: str) -> list[Span]:
+    out: list[Span] = []
+    low = text.lower()
+    if not any(c in low for c in _NAMED_AFTER_MARKS):
+        return out  # no copula anywhere (the loop below would find none near a name)
+    for i in sorted({i for w in _NAMED_AFTER_WORDS for i in _finds(low, w)}):
+        if not i or low[i - 1] not in " \t\n" or not _NAMED_AFTER_NAME_RE.match(low, i):
+            continue  # a word of prose, not part of an identifier (secret_key_…)
+        lo = max(0, i - 200)
+        seg = low[max(lo, i - 48) : i]
+        if not any(c in seg for c in _NAMED_AFTER_MARKS) or _RUN16.search(text, max(lo, i - 160), i) is None:
+            continue  # no copula near, or no run of a token's characters before: the split below is the costly part
+        words = text[lo:i].split()
+        for j in range(1, min(6, len(words))):  # words[-j] the copula, words[-j-1] the value
+            if words[-j].lower() not in _NAMED_AFTER_COPULAS:
+                continue
+            between = [w.lower() for w in words[len(words) - j + 1 :]]
+            if sum(w not in _NAMED_AFTER_FILLERS for w in between) > 3:
+                break
+            value = words[-j - 1].strip("\"'`.,;:()")
+            core = value.rstrip("=")
+            hex_ok = _HEX_RE.fullmatch(core) is not None and len(core) >= 32
+            if len(value) >= 20 and (random_body(value, 20) or hex_ok):
+                at = text.rfind(value, lo, i)
+                if at >= 0 and not (at and text[at - 1] in _TOKEN_CHARS):
+                    out.append((at, at + len(value), "password-prose"))
+            break
+    return out
+
+
+# a secret one level down, under its name: Terraform state and outputs ("db_password": {"sensitive": true, "value": …})
+_OBJ_VALUE_RE = LazyPattern(r"[\"']value[\"'][ \t]{0,16}:[ \t]{0,16}(?:\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}')")
+_OBJ_OPEN_RE = LazyPattern(r"[\"'](?P<k>[\w.-]{1,70})[\"'][ \t]{0,16}:[ \t]{0,16}\{[^{}]{0,300}\Z")
+_OBJ_PAIR_RE = LazyPattern(r"[\"'](?P<k>[\w.-]{1,70})[\"'][ \t]{0,16}:[ \t]{0,16}\{[^{}]{0,300}?[\"']value[\"']"
+                           r"[ \t]{0,16}:[ \t]{0,16}(?P<s>\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}')")
+
+
+def keyed_object_values(text: str) -> list[Span]:
+    from segue.redact.checks import _PW_KEY_WORDS, _SECRET_KEY_WORDS, _names_secret, _secret_ok
+
+    out: list[Span] = []
+    for quote in "\"'":
+        i = text.find(quote + "value" + quote)
+        while i >= 0:
+            if _OBJ_VALUE_RE.match(text, i):
+                o = _OBJ_OPEN_RE.search(text, max(0, i - 400), i)
+                m = _OBJ_PAIR_RE.match(text, o.start()) if o is not None else None
+                if (m is not None and m.start("s") > i
+                        and _names_secret(m.group("k"), _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, True)
+                        and _secret_ok(m.group("s"), m, text)):
+                    out.append((m.start("s") + 1, m.end("s") - 1, "keyed-object-value"))
+            i = text.find(quote + "value" + quote, i + 1)
+    return out
+
+
+# a REPL echoing an expression that names a secret: >>> os.environ["DB_PASSWORD"] then 'value' (Python, IPython's
+# In [n]: … Out[n]:), > process.env.DB_PASSWORD then 'value' (node)
+_REPL_RE = LazyPattern(r"(?m)^(?:>>>|>|In \[\d{1,5}\]:)[ \t]{1,4}"
+                       r"(?P<cmd>[^\n=]{1,300})\r?\n(?:Out\[\d{1,5}\]:[ \t])?[ \t]{0,4}"
+                       r"(?P<s>'[^'\n]{4,400}'|\"[^\"\n]{4,400}\")[ \t]*$")
+
+
+def repl_echoes(text: str) -> list[Span]:
+    from segue.redact.checks import _STOPWORDS, _context_ok
+
+    out: list[Span] = []
+    for m in _REPL_RE.finditer(text):
+        core = m.group("s")[1:-1]
+        if (" " not in core.strip() and core.lower() not in _STOPWORDS and _names_secret_arg(m.group("cmd"))
+                and _context_ok(m.group("s"), m, text)):
+            out.append((m.start("s") + 1, m.end("s") - 1, "repl-echo"))
+    return out

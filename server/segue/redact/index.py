@@ -3,6 +3,7 @@ that occur, gates and start positions narrow where a rule is tried; none of it c
 
 from __future__ import annotations
 
+import collections
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -86,8 +87,16 @@ def _anchored_trie(words: list[str]) -> str:
     """A regex that matches where one of ``words`` occurs (its match is not the word: only whether it
     matches counts). Each word is found at its anchor character and checked around it."""
     groups: dict[str, list[tuple[str, str]]] = {}
+    # words with none of the anchor characters whose rarest are outside the table (пароль, 密钥, كلمة): each is
+    # found at the one of those that most such words share, so that they form few alternatives (each costs ASCII
+    # text a test at every character that can start one)
+    words = [w for w in words if not any(v != w and v in w for v in words)]  # (one inside another: found with it)
+    rare = len(_CHAR_FREQUENCY)
+    wide = {w for w in words if not any(a in _ANCHOR_CHARS for a in w) and _rarity(max(w, key=_rarity)) == rare}
+    shared = collections.Counter(a for w in wide for a in set(w) if _rarity(a) == rare and not a.isspace())
     for w in words:
-        c = max((a for a in w if a in _ANCHOR_CHARS), key=_rarity, default="") or max(w, key=_rarity)
+        c = (max((a for a in w if _rarity(a) == rare and not a.isspace()), key=shared.__getitem__) if w in wide
+             else max((a for a in w if a in _ANCHOR_CHARS), key=_rarity, default="") or max(w, key=_rarity))
         j = w.index(c)
         groups.setdefault(c, []).append((w[j + 1 :], w if j else ""))
     # the most frequent characters first: where the character does not start an alternative, sre skips it at

@@ -25,6 +25,7 @@ _KEY_BODY_RE = recache.compile(
 
 # key material between BEGIN and END: a run of base64 (every armoured key has lines of 64)
 _MATERIAL_RE = recache.compile(r"[A-Za-z0-9+/]{16}")
+_STUB_RE = recache.compile(r"(?:\\[rn]|\s)*(?:\.{3}|…|[*x•#]{3,}|<[^<>\n]{0,80}>|\[[^\]\n]{0,80}\])?(?:\\[rn]|\s)*")
 _PROSE_RE = recache.compile(r"[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}")  # words with a space between: never in a key body
 
 
@@ -77,9 +78,12 @@ def _key_blocks(text: str) -> list[tuple[int, int, str]]:
             continue
         i = bisect.bisect_left(starts, b.end())
         if i < len(ends) and ends[i].start() - b.end() <= _KEY_SEARCH:
-            if (not _MATERIAL_RE.search(text, b.end(), ends[i].start())
-                    and _PROSE_RE.search(text, b.end(), ends[i].start())):
-                continue  # "starts with -----BEGIN … KEY----- and ends with -----END … KEY-----": prose, no key
+            if not _MATERIAL_RE.search(text, b.end(), ends[i].start()) and (
+                    _PROSE_RE.search(text, b.end(), ends[i].start())
+                    or _STUB_RE.fullmatch(text, b.end(), ends[i].start())):
+                # "starts with -----BEGIN … KEY----- and ends with -----END … KEY-----": prose, no key; a body that
+                # is only a stand-in ("\n...\n", <your key>, ***) holds none either
+                continue
             span = (b.start(), ends[i].end(), "private-key")
         else:  # END cut off: take every following line that looks like key material
             body = _KEY_BODY_RE.match(text, b.end())

@@ -14,10 +14,12 @@ from segue.redact.checks import (
     _PW_KEY_WORDS,
     _SECRET_KEY_WORDS,
     Check,
+    _auth_header_ok,
     _auth_pair_ok,
     _auth_param_ok,
     _aws_ok,
     _aws_pair_ok,
+    _aws_secret_ok,
     _base64_text_ok,
     _bearer_ok,
     _cjk_value_ok,
@@ -26,8 +28,10 @@ from segue.redact.checks import (
     _context_ok,
     _curl_ok,
     _curl_token_ok,
+    _env_ok,
     _generic_ok,
     _htpasswd_ok,
+    _key_prose_ok,
     _keyed,
     _named_value_ok,
     _password_ok,
@@ -56,11 +60,14 @@ from segue.redact.generic import (
     command_output,
     grouped_tokens,
     k8s_secret_values,
+    keyed_object_values,
     prefixed_uuids,
     prose_as,
     quoted_literals,
+    repl_echoes,
     shaped_tokens,
     short_prefixed,
+    value_named_after,
 )
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
 from segue.redact.lazy import LazyPattern
@@ -135,6 +142,27 @@ _SECRET_ANCHOR = recache.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|ps
 # "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
 _COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+# a key's or a token's name in prose, in the languages prompts are written in (English "key" is judged with the word
+# before it, in checks._key_prose_ok); CJK names are in password-prose-cjk, which needs no blank around them
+_KEY_NAMES_EN = "secret[_-]key(?:[_-]base)?|token|secret|key"
+_KEY_NAMES_INTL = ("clé|clef|clave|chave|schlüssel|schluessel|chiave|klucz|nyckel|anahtar|anahtarı|ключ|токен"
+                   "|секрет|رمز|الرمز|مفتاح|المفتاح|توكن|التوكن")
+_KEY_COPULAS = r"est|es|é|ist|è|is|was|jest|to|lautet|это|—|–|هو|هي|है|c'est|era|sono|är|er|are"
+# after an English name: "to" only right after it ("set RAILS_MASTER_KEY to X"; "the key I use to encrypt …" is prose)
+_KEY_COPULAS_EN = _KEY_COPULAS.replace("|to|", "|") + r"|to(?:(?<=key to)|(?<=token to)|(?<=secret to))"
+_CJK_KEY_NAMES = "密钥|秘钥|私钥|令牌|金鑰|密鑰|秘密鍵|トークン|キー|토큰|시크릿|키"
+_PW_NAMES_INTL = ("hasło|hasła|haslo|пароль|пароля|şifre|şifrem|şifresi|şifreniz|parola|parolası|parolam|mdp|كلمة (?:ال)?مرور"
+                  "|كلمة (?:ال)?سر|पासवर्ड|mot de passe|contraseña|senha|passwort|wachtwoord|kennwort|lösenord")
+_PW_COPULAS_INTL = r"to|jest|brzmi|est|c'est|es|é|ist|lautet|это|—|–|-|هي|هو|है|olarak|è|är|был|была"
+# blanks in prose: French sets a (narrow) no-break space before its colon ("mot de passe : X")
+_SPN = r"[ \t\u00a0\u202f]{0,16}"
+_SPN1 = r"[ \t\u00a0\u202f]{1,16}"
+# a bare value after a name with no copula ("la clave de API de Datadog X", "пароль от сервера X"): a digit (a key)
+# or a digit or symbol (a password) in it, not only in trailing punctuation (a plain word there is more prose)
+_DIGIT_AHEAD = r"(?=[^\s:：]{0,300}?\d[^\s:：]{0,300}(?:[\s,;.!?)]|$))"
+_NOT_WORD_AHEAD = r"(?=\S{0,200}?(?:\d|[^\w\s:：,.;!?()]))"
 
 
 _CURL_ANCHOR = recache.compile(r"-(?<!\S-)(?:u|-user|a|-auth)")
@@ -285,12 +313,12 @@ RULES: tuple[Rule, ...] = (
          _r(r"://[^\s:/@\"'<>]{1,100}:(?P<s>[^\s\"'<>@:]{8,200})@(?=[A-Za-z0-9.-]{1,253}(?:[:/\s\"'<>]|$))"), ("://",),
          _url_slash_ok, gate=_r(r"://[^\s:/@\"'<>]{1,100}:[^\s\"'<>@:]{0,200}/[^\s\"'<>@:]{0,200}@")),
     Rule("auth-header", 2,
-         _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?"
+         _r(r"(?i)\b(?:proxy-)?authorization[\"']?" + _SP + r"[:=]" + _SP + r"[\"'`]?"
             r"(?:(?:bearer|basic|token|bot|digest|api-?token"
             r"|apikey|key|sso-key|negotiate|ntlm|hmac|oauth)" + _SP1
             + r"|(?-i:[A-Z][A-Za-z0-9-]{1,40})" + _SP1 + r"(?=[^\s\"'<>,]{0,200}[\d=+/:]))?"
             r"(?P<s>[A-Za-z0-9._~+/=:@!#$%^&*-]{6,4000})"),
-         ("authorization",), _context_ok, starts=Starts(("proxy-authorization", "authorization"))),
+         ("authorization",), _auth_header_ok, starts=Starts(("proxy-authorization", "authorization"))),
     Rule("cookie-header", 2,
          _r(r"(?i)\b(?:set-)?cookie[\"']?" + _SP + r"[:=]" + _SP + r"[\"']?(?P<s>[^\s\"'<>;][^\n\"'<>]{5,4000})"),
          ("cookie",),
@@ -314,14 +342,14 @@ RULES: tuple[Rule, ...] = (
          _r(r"\b(?:AKIA|ASIA)[A-Z2-7]{16}[ \t:,;|/]{1,3}(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
          ("akia", "asia"), _aws_pair_ok),
     Rule("aws-secret-access-key", 2,
-         _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"
+         _r(r"(?i:(?:secret|access|key|token)(?:[ \t\w.-]{0,20})[\s'\"]{0,3})(?:\[[^\]\n]{0,40}\]:|=|>|:{1,3}=|\|\||:|=>|\?=|,)"
             r"[`'\"\s=]{0,5}(?P<s>[A-Za-z0-9/+=]{40})(?:\\?['\"`]|[\s;]|\\[nr]|$)", re.M),
-         ("secret", "access", "key", "token"), _context_ok,
+         ("secret", "access", "key", "token"), _aws_secret_ok,
          starts=Starts(("secret", "access", "key", "token"))),  # tried at its keywords only: no gate is cheaper
     Rule("env-assignment", 2,
-         _r(r"(?<![A-Za-z0-9_])[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
-            r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50}=(['\"]?)(?P<s>[^\s'\"]{6,1000})\1"),
-         ("key", "secret", "token", "passw", "pwd", "credential", "auth", "_pat"), _context_ok,
+         _r(r"(?<![A-Za-z0-9_])(?P<k>[A-Z0-9_]{0,50}(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|TOKEN|PASSW(?:OR)?D|_PWD"
+            r"|CREDENTIALS?|AUTH|_PAT(?=[=_]))[A-Z0-9_]{0,50})=(['\"]?)(?P<s>[^\s'\"]{6,1000})\2"),
+         ("key", "secret", "token", "passw", "pwd", "credential", "auth", "_pat"), _env_ok,
          gate=_r(r"(?:KEY|SECRET|TOKEN|PASSW|_PWD|CREDENTIAL|AUTH|_PAT)[A-Z0-9_]{0,50}=")),
     Rule("url-secret-param", 2,
          _r(r"(?i)[?&](?:access_token|refresh_token|id_token|client_secret|api_?key|token|sig|signature"
@@ -361,7 +389,7 @@ RULES: tuple[Rule, ...] = (
             re.M), ("password", "pwd"), _conn_ok, gate=_r(r"(?i)p(?:assword|wd)" + _SP + "="),
          starts=Starts(("password", "pwd"), None, 1)),
     Rule("password-assignment", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?\]?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?(?:[\"'`]\]|\]?[\"'`]?)" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
          _PW_KEYWORDS, _keyed(_password_ok, _PW_KEY_WORDS, False), anchor=_PW_ANCHOR),
     Rule("password-prose", 2,
          _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r"|mot de passe|пароль)(?P<sep>" + _SP1 +
@@ -373,7 +401,7 @@ RULES: tuple[Rule, ...] = (
          (*_PW_KEYWORDS, "secret", "key", "token"), _keyed(_context_ok, _PW_KEY_WORDS | _SECRET_KEY_WORDS, True),
          gate=_r("[\"'][ \t]{0,16}[!=]=")),
     Rule("secret-assignment", 2,
-         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?[\"'`]?" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
+         _r(r"(?i)(?<![\w.-])(?P<k>" + _AKEY + r")(?:\[\d{0,4}\])?(?:[\"'`]\]|[\"'`]?)" + _TYPE + "(?P<sep>" + _SEP + ")" + _VAL),
          ("secret", "token", "credential", "creds", "auth", "key"), _keyed(_secret_ok, _SECRET_KEY_WORDS, True),
          anchor=_SECRET_ANCHOR),
     Rule("xml-secret-element", 2,
@@ -487,6 +515,11 @@ RULES: tuple[Rule, ...] = (
     # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
     Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
+    Rule("keyed-object-value", 2, _r(r"[\"']value[\"']"), ("\"value\"", "'value'"), finder=keyed_object_values),
+    # (keywords: the prompts, each with a character that is rare in text, so that the keyword index stays cheap)
+    Rule("repl-echo", 2, _r(r"(?m)^(?:>|In \[)"), (">>> ", "\n> ", "]: "), finder=repl_echoes),
+    Rule("value-named-after", 2, _r(r"(?i)(?:key|token|secret|passw|passphrase)"), ("key", "token", "secret", "passw"),
+         finder=value_named_after),
     # Braintree's access tokens: access_token$production$<merchant>$<32 hex>
     Rule("braintree-access-token", 1,
          _r(r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}"), ("access_token$",), _tier1_ok),
@@ -526,16 +559,32 @@ RULES: tuple[Rule, ...] = (
             + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("pass", "pw"), _set_to_ok, starts=_AT_KEYWORD),
     # "パスワードは X です", "パスワード：X", "密码是 X", "비밀번호는 X": passwords are ASCII, the prose around them not
+    # (and a key or token's name: "Razorpay 密钥是 X", "APIキー：X", "토큰은 X"; "密码为：X", "密码设置成 X")
     Rule("password-prose-cjk", 2,
-         _r(r"(?:パスワード|暗証番号|密码|密碼|口令|비밀번호|암호)(?:は|が|を|:|：|=|＝|是|为|為|는|은|:)[ \t\u3000]{0,4}"
-            r"(?:「|『|\"|')?(?P<s>[!-~]{4,200})"),
-         ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호"), _cjk_value_ok),
-    # "ma clé API est X", "mi clave de Azure es X", "minha chave é X", "mein Schlüssel ist X"
+         _r(r"(?P<k>パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|" + _CJK_KEY_NAMES + r")(?:[ \t]{0,2}(?:は|が|を|:|：|=|＝|是|为|為"
+            r"|는|은|:|设置?成|设为|改成了?|改为|更改为|变成|就是)){1,2}[ \t\u3000]{0,4}(?:「|『|\"|')?(?P<s>[!-~]{4,200})"),
+         ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호", *_CJK_KEY_NAMES.split("|")), _cjk_value_ok),
+    # "ma clé API est X", "mi clave de Azure es X", "la API key de Datadog es X", "il token personale di Linode è X",
+    # "мой токен Vercel: X", "مفتاح Twilio: X", "the encryption key: X": a key's or token's name, a few words, a copula
+    # or a colon, then a value that looks random (checks._key_prose_ok: what the words between say)
     Rule("key-prose-foreign", 2,
-         _r(r"(?i)\b(?:clé|clave|chave|schlüssel|schluessel|chiave|klucz)\b[^\n.:=]{0,40}?" + _SP1
-            + r"(?:est|es|é|ist|è|is|jest|lautet)" + _SP + r":?" + _SP + r"(?P<s>" + _QV + "|" + _BARE + ")"),
-         ("clé", "clave", "chave", "schlüssel", "schluessel", "chiave", "klucz"), _random_value_ok,
+         _r(r"(?i)(?<!\w)(?P<k>" + _KEY_NAMES_EN + r"|(?P<kf>" + _KEY_NAMES_INTL + r"))(?![\w-])(?P<mid>[^\n.:=]{0,40}?)"
+            + r"(?:" + _SPN1 + r"(?(kf)(?:" + _KEY_COPULAS + r")|(?:" + _KEY_COPULAS_EN + r"))(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"(?:[:=](?=[ \t\u00a0\u202f])"
+            + r"|[：是为為])|(?(kf)(?=" + _SPN1 + _DIGIT_AHEAD + r")|(?!)))" + _SPN
+            # (8+ characters, not a lower-case word: what _key_prose_ok would refuse anyway, refused here cheaply)
+            + r"(?=\S{8})(?![a-z.:,;!?()-]{0,200}(?:\s|$))(?P<s>" + _QV + "|" + _BARE + ")"),
+         ("token", "secret", "key", *(w for w in _KEY_NAMES_INTL.split("|") if w != "anahtarı")), _key_prose_ok,
          starts=_AT_KEYWORD),
+    # "hasło to X", "мой пароль X", "пароль от базы — X", "şifrem X", "كلمة المرور هي X", "मेरा पासवर्ड X है",
+    # "le mdp est X", "mon mot de passe c'est X": a password's name in the languages prompts are written in; the value
+    # after a copula (with a few words between) or right after the name, with a digit or a symbol (_prose_value_ok)
+    Rule("password-prose-intl", 2,
+         _r(r"(?i)(?<![\w-])(?:" + _PW_NAMES_INTL + r")(?![\w-])(?:[^\n.:=]{0,30}?(?:" + _SPN1 + r"(?:" + _PW_COPULAS_INTL
+            + r")(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"[:：]|(?=" + _SPN1 + _NOT_WORD_AHEAD + r")))" + _SPN1
+            + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         ("hasło", "hasła", "haslo", "парол", "şifre", "parola", "mdp", "كلمة", "पासवर्ड", "mot de passe",
+          "contraseña", "senha", "passwort", "wachtwoord", "kennwort", "lösenord"),
+         _prose_value_ok, starts=_AT_KEYWORD),
     # a user and a password as one path-like pair: "login with root/X", "ssh as deploy / X"
     Rule("login-user-slash-password", 2,
          _r(r"(?i)\b(?:log[ -]?in|logged in|sign[ -]?in|ssh|connect(?:ed)?|auth(?:enticate)?)" + _SP1
@@ -590,8 +639,20 @@ RULES: tuple[Rule, ...] = (
     # a secret piped into a command that reads it from stdin (echo X | docker login --password-stdin)
     Rule("stdin-secret", 2,
          _r(r"\b(?:echo|printf)" + _SP1 + r"(?:-n" + _SP1 + r"|'%s'" + _SP1 + r"|\"%s\"" + _SP1 + r")?(?P<s>" + _QV
-            + r"|[^\s|$'\"]{4,200})" + _SP + r"\|[^\n|]{0,200}?(?:-stdin\b|\blogin\b[^\n|]{0,100}?--?p(?:assword)?-?stdin)"),
-         ("stdin",), _context_ok, starts=Starts(("echo", "printf"))),
+            + r"|[^\s|$'\"]{4,200})" + _SP + r"\|[^\n|]{0,200}?(?:-stdin\b|\blogin\b[^\n|]{0,100}?--?p(?:assword)?-?stdin"
+            + r"|\bsudo(?: -[A-Za-z]{1,6})*? -[A-Za-z]{0,5}S|\bchpasswd\b)"),
+         ("stdin", "sudo -", "chpasswd"), _context_ok, starts=Starts(("echo", "printf"))),
+    # a password as a tool's positional argument: rabbitmqctl add_user NAME PASSWORD, mosquitto_passwd -b FILE USER PASSWORD
+    Rule("positional-password", 2,
+         _r(r"\b(?:rabbitmqctl(?:" + _SP1 + r"-[\w-]{1,20}(?:" + _SP1 + r"[^\s-]\S{0,100})?)*?" + _SP1
+            + r"(?:add_user|change_password)|mosquitto_passwd(?:" + _SP1 + r"-[a-zA-Z]{1,4})*?" + _SP1 + r"-b" + _SP1 + r"\S{1,300})"
+            + _SP1 + r"(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|[^\s'\"]{1,100})" + _SP1 + r"(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
+         ("rabbitmqctl", "mosquitto_passwd"), _prose_value_ok, starts=_AT_KEYWORD),
+    # a token as a login command's argument: wandb login KEY, ngrok authtoken KEY, ngrok config add-authtoken KEY
+    Rule("login-token-argument", 2,
+         _r(r"\b(?:wandb|ngrok)(?:" + _SP1 + r"config)?" + _SP1 + r"(?:login|authtoken|add-authtoken)(?:" + _SP1
+            + r"--?[\w-]{1,30}(?:=\S{1,200})?)*" + _SP1 + r"(?P<s>[A-Za-z0-9_-]{20,200})(?![\w-])"),
+         ("wandb", "ngrok"), _random_value_ok, starts=_AT_KEYWORD),
     # tools that take a password as a plain argument or a short flag
     Rule("ssh-keygen-passphrase", 2,
          _r(r"\bssh-keygen\b[^\n|;&]{0,300}?[ \t]-[NP]" + _SP + r"(?P<s>" + _QV + "|(?!-)" + _BARE + ")"),
