@@ -129,3 +129,16 @@ async def test_demo_is_the_bundled_sample_as_markdown(client: LanguageClient, ho
     assert md.startswith("# Segue sample (not your sessions)")
     assert "RUNTIME" in md and "## The brief of one sample session" in md
     assert "Sup3rS3cret-42" not in md.split("## The brief", 1)[1]  # the brief part is redacted
+
+
+async def test_runtimes_say_which_clis_are_installed(client: LanguageClient) -> None:
+    got = (await call(client, P.RUNTIME_CLIS, {}))["runtimes"]
+    assert [r["runtime"] for r in got] == list(RUNTIMES)
+    for r in got:
+        assert set(r) == {"runtime", "cli", "installed", "install"} and r["install"]
+    # as a plan finds them: the harness's PATH has no cline, so a plan in it is refused as missing_cli
+    cline = next(r for r in got if r["runtime"] == "cline")
+    if not cline["installed"]:
+        with pytest.raises(JsonRpcException) as e:
+            await call(client, P.PLAN_RESUME, {"ref": f"claude:{top('claude')['id']}", "runtime": "cline"})
+        assert e.value.data["reason"] == "missing_cli"

@@ -362,6 +362,7 @@ async def test_every_reply_has_exactly_its_declared_shape(client: LanguageClient
     await call(P.CLAIM_TOKEN, {"token": token, "as": "editor"})
     await call(P.TOKEN_STATUS, {})  # a claimed token
     await call(P.LOCATIONS, {})
+    await call(P.RUNTIME_CLIS, {})
     await call(P.DEMO, {})
 
     # the notification, on new activity in a Claude session of this module's own store copy

@@ -6,6 +6,7 @@ import {
   age,
   claimMarkdown,
   confirmation,
+  runtimeChoices,
   escapeIcons,
   oneLine,
   planDetail,
@@ -26,6 +27,7 @@ import {
   isPlan,
   type Plan,
   refOf,
+  type Runtime,
   RUNTIMES,
   type Session,
   type SessionRef,
@@ -199,12 +201,17 @@ export class Actions {
 
   async resumeInRuntime(t: Target): Promise<vscode.Terminal | undefined> {
     const preferred = vscode.workspace.getConfiguration('segue').get<string>('defaultRuntime') || undefined;
-    const options = RUNTIMES.filter((r) => r !== t.runtime).sort((a, b) => Number(b === preferred) - Number(a === preferred));
+    // which CLIs are on PATH where the server runs (as a plan looks for them); unknown if the server cannot say
+    const clis = await this.server.request(Methods.runtimes, {}).then(
+      (r) => r.runtimes,
+      (e: unknown) => void this.log.warn(`runtimes: ${String(e)}`),
+    );
     const choice = await vscode.window.showQuickPick(
-      options.map((rt) => ({
-        label: `$(${runtimeIcon(rt)}) ${runtimeName(rt)}`,
-        description: rt === preferred ? 'default' : undefined,
-        runtime: rt,
+      runtimeChoices(RUNTIMES, t.runtime, preferred, clis ?? undefined).map((c) => ({
+        label: `$(${runtimeIcon(c.runtime)}) ${runtimeName(c.runtime)}`,
+        description: c.description,
+        detail: c.detail,
+        runtime: c.runtime as Runtime,
       })),
       { title: `Continue ${escapeIcons(oneLine(t.title, 60) || t.ref)} in`, placeHolder: 'A new session starts there from the brief' },
     );

@@ -50,6 +50,31 @@ export function visiblePicks<T extends PickText>(all: T[], query: string, filter
   return [{ label: '$(clear-all) Clear the filters', description: `no session${typed} in ${filtered}`, alwaysShow: true, clear: true }];
 }
 
+/** The "Continue in" choices: runtimes other than the session's, installed ones first (the preferred one
+ * leading), then the ones whose CLI is not installed here, marked so with how to install them. */
+export function runtimeChoices(
+  runtimes: readonly string[],
+  current: string | undefined,
+  preferred: string | undefined,
+  clis: { runtime: string; installed: boolean; install: string }[] | undefined,
+): { runtime: string; installed: boolean; description?: string; detail?: string }[] {
+  const info = new Map((clis ?? []).map((c) => [c.runtime, c]));
+  const installed = (rt: string) => info.get(rt)?.installed ?? true; // unknown: as before, no mark
+  return runtimes
+    .filter((r) => r !== current)
+    .map((rt, i) => ({ rt, i }))
+    .sort((a, b) => Number(installed(b.rt)) - Number(installed(a.rt)) || Number(b.rt === preferred) - Number(a.rt === preferred) || a.i - b.i)
+    .map(({ rt }) => {
+      const ok = installed(rt);
+      return {
+        runtime: rt,
+        installed: ok,
+        description: [rt === preferred ? 'default' : '', ok ? '' : 'not installed'].filter(Boolean).join(' · ') || undefined,
+        detail: ok ? undefined : info.get(rt)?.install,
+      };
+    });
+}
+
 /** A runtime's display name; the id itself for one this build does not know. */
 export function runtimeName(runtime: string): string {
   return isRuntime(runtime) ? RUNTIME_NAMES[runtime] : runtime;

@@ -363,6 +363,19 @@ export interface DemoResult {
   markdown: string;
 }
 
+/** A runtime's CLI, as a plan would look for it on this machine's PATH. */
+export interface RuntimeCli {
+  runtime: Runtime;
+  cli: string;
+  installed: boolean;
+  /** how to install it, a sentence ("install Cline: npm install -g cline") */
+  install: string;
+}
+
+export interface RuntimesResult {
+  runtimes: RuntimeCli[];
+}
+
 export interface SessionsChangedParams {
   runtimes: Runtime[];
 }
@@ -391,6 +404,7 @@ export const Methods = {
   resumeCommand: 'segue/resumeCommand',
   revokeToken: 'segue/revokeToken',
   locations: 'segue/locations',
+  runtimes: 'segue/runtimes',
   demo: 'segue/demo',
 } as const;
 export const Notifications = {
@@ -428,6 +442,8 @@ export type MethodMap = {
   'segue/revokeToken': { params: RevokeTokenParams; result: RevokeTokenResult };
   /** Where the stores were looked for. */
   'segue/locations': { params: NoParams; result: LocationsResult };
+  /** Each runtime's CLI and whether it is on PATH where the server runs (a plan needs it to launch). */
+  'segue/runtimes': { params: NoParams; result: RuntimesResult };
   /**
    * The bundled sample store listed and one session briefed, as `segue demo` prints them (read from a
    * temporary copy).

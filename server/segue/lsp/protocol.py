@@ -48,6 +48,7 @@ RESUME_COMMAND = "segue/resumeCommand"
 REVOKE_TOKEN = "segue/revokeToken"
 LOCATIONS = "segue/locations"
 DEMO = "segue/demo"
+RUNTIME_CLIS = "segue/runtimes"
 SESSIONS_CHANGED = "segue/sessionsChanged"
 
 # ---------------------------------------------------------------------------------------------------------
@@ -427,6 +428,19 @@ class DemoResult(TypedDict):
     markdown: str
 
 
+class RuntimeCli(TypedDict):
+    """A runtime's CLI, as a plan would look for it on this machine's PATH."""
+
+    runtime: Runtime
+    cli: str
+    installed: bool
+    install: Annotated[str, "how to install it, a sentence (\"install Cline: npm install -g cline\")"]
+
+
+class RuntimesResult(TypedDict):
+    runtimes: list[RuntimeCli]
+
+
 class SessionsChangedParams(TypedDict):
     runtimes: list[Runtime]
 
@@ -477,6 +491,8 @@ METHODS: tuple[Method, ...] = (
     Method(REVOKE_TOKEN, RevokeTokenParams, RevokeTokenResult,
            "Revokes the live, unclaimed tokens that surface emitted for the session."),
     Method(LOCATIONS, NoParams, LocationsResult, "Where the stores were looked for."),
+    Method(RUNTIME_CLIS, NoParams, RuntimesResult,
+           "Each runtime's CLI and whether it is on PATH where the server runs (a plan needs it to launch)."),
     Method(DEMO, NoParams, DemoResult,
            "The bundled sample store listed and one session briefed, as `segue demo` prints them (read from a "
            "temporary copy)."),

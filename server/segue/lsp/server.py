@@ -304,6 +304,22 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+@request(P.RUNTIME_CLIS, P.NoParams)
+def runtime_clis(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
+    from segue.resume import PlanRefused, locate_cli
+    from segue.stores import descriptor
+
+    out = []
+    for rt in RUNTIMES:
+        d = descriptor(rt)
+        try:
+            installed = bool(locate_cli(rt))
+        except PlanRefused:
+            installed = False
+        out.append({"runtime": rt, "cli": d.cli, "installed": installed, "install": d.install_hint})
+    return {"runtimes": out}
+
+
 @request(P.DEMO, P.NoParams)
 def demo(ls: SegueServer, p: P.NoParams, cancelled: Callable[[], bool], progress: _Progress | None) -> Json:
     from segue.lsp.sample import demo_markdown

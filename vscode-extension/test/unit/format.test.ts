@@ -1,7 +1,7 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
 import {
-  withFix, matchesWords, visiblePicks, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  withFix, runtimeChoices, matchesWords, visiblePicks, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
@@ -127,6 +127,21 @@ suite('format', () => {
     assert.deepEqual(visiblePicks(rows, 'nothing here', undefined), []);
     const [clear] = visiblePicks(rows, 'nothing here', 'Codex CLI');
     assert.ok('clear' in clear && clear.label.includes('Clear the filters') && clear.description?.includes('"nothing here" in Codex CLI'));
+  });
+
+  test('Continue in: runtimes whose CLI is not installed come last, marked, with the install hint', () => {
+    const clis = [
+      { runtime: 'claude', installed: true, install: 'x' },
+      { runtime: 'codex', installed: false, install: 'install Codex CLI: npm install -g @openai/codex' },
+      { runtime: 'opencode', installed: true, install: 'x' },
+      { runtime: 'cline', installed: false, install: 'install Cline: npm install -g cline' },
+      { runtime: 'gemini', installed: true, install: 'x' },
+    ];
+    const got = runtimeChoices(RUNTIMES, 'claude', 'cline', clis);
+    assert.deepEqual(got.map((c) => c.runtime), ['opencode', 'gemini', 'cline', 'codex']);
+    assert.deepEqual(got[2], { runtime: 'cline', installed: false, description: 'default · not installed', detail: 'install Cline: npm install -g cline' });
+    assert.equal(got[0].description, undefined);
+    assert.deepEqual(runtimeChoices(RUNTIMES, 'claude', 'gemini', undefined).map((c) => c.runtime), ['gemini', 'codex', 'opencode', 'cline']);
   });
 
   test('runtime names, icons and plan reasons are the generated contract\'s', () => {
