@@ -38,7 +38,7 @@ def test_json_shape_and_every_runtime_found_by_request_command_and_message(store
         assert want <= {(r["runtime"], r["id"]) for r in out["results"]}, query
         for r in out["results"]:
             assert set(r) == {"runtime", "id", "title", "cwd", "updated_at", "where", "snippet", "step",
-                              "parent_id", "exit_code"}
+                              "parent_id", "parent_title", "exit_code"}
             assert r["updated_at"].endswith("Z") and len(r["updated_at"]) == 24
             assert "«" in r["snippet"] and r["where"] == where.rstrip("s")
             assert isinstance(r["step"], int) and r["step"] >= 1
@@ -51,6 +51,14 @@ def test_the_table_marks_the_match_and_names_the_parent_of_a_subagent(stores: St
     assert text.splitlines()[0].split() == ["ID", "RUNTIME", "AGE", "TITLE", "DIRECTORY"]
     assert "«see the output above»" in text
     assert text.count("(subagent of ") == len(RUNTIMES)
+    # the JSON names the parent as the listing does (the editor's quick pick shows it)
+    got = json.loads(run(stores, '"see the output above"', "--json").stdout)["results"]
+    listed = {(x["runtime"], x["id"]): x for x in stores.json("list", "--json", "--all")}
+    subs = [r for r in got if r["parent_id"]]
+    assert len(subs) == len(RUNTIMES)
+    for r in subs:
+        parent = listed[(r["runtime"], r["parent_id"])]
+        assert r["parent_title"] and r["parent_title"] == (parent["title"] or parent["first_request"])
 
 
 def test_no_secret_next_to_the_phrase(stores: Stores) -> None:

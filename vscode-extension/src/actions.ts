@@ -329,7 +329,7 @@ export class Actions {
     void vscode.window
       .showQuickPick(
         r.chain.map((link, i) => ({
-          label: `${i + 1}. $(${runtimeIcon(link.runtime)}) ${escapeIcons(oneLine(link.title, 80) || link.id)}`,
+          label: `${i + 1}. $(${runtimeIcon(link.runtime)}) ${escapeIcons(oneLine(link.title, 80) || '(untitled)')}`,
           description: [
             refOf(link) === t.ref || (t.runtime === link.runtime && t.ref.endsWith(`:${link.id}`)) ? 'this session' : '',
             runtimeName(link.runtime),

@@ -107,7 +107,7 @@ export function escapeIcons(text: string): string {
 }
 
 export function sessionTitle(s: Pick<Session, 'title' | 'first_request' | 'id'>, max = 120): string {
-  return oneLine(s.title, max) || oneLine(s.first_request, max) || s.id;
+  return oneLine(s.title, max) || oneLine(s.first_request, max) || '(untitled)';
 }
 
 export function tildePath(p: string | null | undefined, home: string | undefined): string {

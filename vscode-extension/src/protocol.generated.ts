@@ -327,6 +327,8 @@ export interface SearchResult {
   snippet: string;
   step: number;
   parent_id: string | null;
+  /** a subagent's parent, named as the listing names it (null: not known) */
+  parent_title: string | null;
   exit_code: number | null;
 }
 

@@ -24,8 +24,8 @@ const WHERE_ICON: Record<SearchWhere, string> = {
 };
 
 export function toResultPick(r: SearchResult, now: number): ResultPick {
-  const title = r.title || `${runtimeName(r.runtime)} session ${r.id}`;
-  const sub = r.parent_id ? ` · subagent of ${r.parent_id}` : '';
+  const title = r.title || '(untitled)';
+  const sub = r.parent_id ? ` · subagent of ${(r.parent_title ? oneLine(r.parent_title, 60) : '') || r.parent_id.slice(0, 8)}` : '';
   return {
     label: `$(${runtimeIcon(r.runtime)}) ${escapeIcons(oneLine(title, 100))}`,
     description: escapeIcons(`${runtimeName(r.runtime)} · ${age(r.updated_at, now)}${sub}`),

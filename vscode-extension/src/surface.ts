@@ -167,7 +167,7 @@ export class HandoffStatus implements vscode.Disposable {
     }
     const pick = await vscode.window.showQuickPick(
       this.live.map((t) => ({
-        label: `$(${runtimeIcon(t.session.runtime)}) ${escapeIcons(oneLine(t.session.title, 80) || t.session.id)}`,
+        label: `$(${runtimeIcon(t.session.runtime)}) ${escapeIcons(oneLine(t.session.title, 80) || '(untitled)')}`,
         description: `${runtimeName(t.session.runtime)} · expires in ${clock(this.secondsLeft(t))}`,
         detail: `${t.session.runtime}:${t.session.id} · emitted ${age(t.issued_at, Date.now())} · not claimed yet`,
         t,

@@ -393,6 +393,7 @@ class SearchResult(TypedDict):
     snippet: Annotated[str, "the match between « and »"]
     step: int
     parent_id: str | None
+    parent_title: Annotated[str | None, "a subagent's parent, named as the listing names it (null: not known)"]
     exit_code: int | None
 
 

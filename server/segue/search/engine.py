@@ -66,7 +66,8 @@ class SearchResult:
         return {"runtime": self.runtime, "id": self.id, "title": self.label or self.title, "cwd": self.cwd,
                 "updated_at": iso(self.updated_at), "where": self.where,
                 "snippet": self.snippet.replace(MARK_START, JSON_START).replace(MARK_END, JSON_END),
-                "step": self.step, "parent_id": self.parent_id, "exit_code": self.exit_code}
+                "step": self.step, "parent_id": self.parent_id, "parent_title": self.parent_label,
+                "exit_code": self.exit_code}
 
 
 @record

@@ -34,10 +34,10 @@ suite('format', () => {
     assert.equal(oneLine('x'.repeat(10), 5), 'xxxx…');
   });
 
-  test('titles fall back to the first request, then the id', () => {
+  test('titles fall back to the first request, then (untitled), as the CLI table names them', () => {
     assert.equal(sessionTitle(session({ title: 'T', first_request: 'F' })), 'T');
     assert.equal(sessionTitle(session({ first_request: 'fix\nthe bug' })), 'fix the bug');
-    assert.equal(sessionTitle(session({ id: 'abc' })), 'abc');
+    assert.equal(sessionTitle(session({ id: 'abc' })), '(untitled)'); // never a bare id in a row's label
   });
 
   test('icons in untrusted text are escaped', () => {
