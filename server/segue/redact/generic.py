@@ -644,10 +644,11 @@ def grouped_tokens(text: str) -> list[Span]:
 
 # "<value> is my wandb api key", "<value> — that's the token": a value that looks random, then a copula, at most three
 # words, then a secret's name. Found from the name (str.find), the words before it read right to left
-_NAMED_AFTER_WORDS = ("key", "token", "secret", "passw", "passphrase")
+_NAMED_AFTER_WORDS = ("key", "token", "secret", "pass")
 _NAMED_AFTER_NAME_RE = LazyPattern(r"(?:key|token|secret|password|passwd|passphrase)s?(?![\w-])")
-_NAMED_AFTER_COPULAS = frozenset({"is", "was", "=", "—", "–", "-", "are", "that's", "thats", "it's"})
-_NAMED_AFTER_MARKS = (" is ", " was ", " are ", "—", "–", " - ", " = ", "'s ")
+_NAMED_AFTER_COPULAS = frozenset({"is", "was", "—", "–", "-", "are", "that's", "thats", "it's"})
+_NAMED_AFTER_MARKS = (" is ", " was ", " are ", "—", "–", " - ", "'s ")
+_NAMED_AFTER_MARK_RE = LazyPattern("|".join(map(re.escape, _NAMED_AFTER_MARKS)))
 _NAMED_AFTER_FILLERS = frozenset({"the", "my", "your", "our", "a", "an", "new", "that's", "is", "it's"})
 
 
@@ -656,12 +657,12 @@ def value_named_after(text: str) -> list[Span]:
     low = text.lower()
     if not any(c in low for c in _NAMED_AFTER_MARKS):
         return out  # no copula anywhere (the loop below would find none near a name)
-    for i in sorted({i for w in _NAMED_AFTER_WORDS for i in _finds(low, w)}):
+    for i in sorted(i for w in _NAMED_AFTER_WORDS for i in _finds(low, w)):
         if not i or low[i - 1] not in " \t\n" or not _NAMED_AFTER_NAME_RE.match(low, i):
             continue  # a word of prose, not part of an identifier (secret_key_…)
         lo = max(0, i - 200)
-        seg = low[max(lo, i - 48) : i]
-        if not any(c in seg for c in _NAMED_AFTER_MARKS) or _RUN16.search(text, max(lo, i - 160), i) is None:
+        if (_NAMED_AFTER_MARK_RE.search(low, max(lo, i - 48), i) is None
+                or _RUN16.search(text, max(lo, i - 160), i) is None):
             continue  # no copula near, or no run of a token's characters before: the split below is the costly part
         words = text[lo:i].split()
         for j in range(1, min(6, len(words))):  # words[-j] the copula, words[-j-1] the value

@@ -549,6 +549,8 @@ def _run(rule: Rule, text: str, offset: int, low: str | None = None,
         same = low is not None and len(low) == len(text)  # the window's own lower-cased text (and cache)
         low = low if low is not None and same else _lower(text)
         words = rule.starts.words or rule.keywords
+        if same and present is not None and not rule.starts.words:
+            words = tuple(w for w in words if w in present)  # the window's keywords: the others have no occurrence
         matches = _anchored(rule, text, _start_positions(rule.starts, words, low, cache if same else None))
     else:
         matches = rule.regex.finditer(text)

@@ -159,6 +159,8 @@ _PW_COPULAS_INTL = r"to|jest|brzmi|est|c'est|es|é|ist|lautet|это|—|–|-|�
 # blanks in prose: French sets a (narrow) no-break space before its colon ("mot de passe : X")
 _SPN = r"[ \t\u00a0\u202f]{0,16}"
 _SPN1 = r"[ \t\u00a0\u202f]{1,16}"
+# the words between a name and its copula, taken word by word (a copula is tried after each word, not each character)
+_MID_WORDS = r"(?:[ \t\u00a0\u202f]{1,4}[^\s.:=]{1,30})"
 # a bare value after a name with no copula ("la clave de API de Datadog X", "пароль от сервера X"): a digit (a key)
 # or a digit or symbol (a password) in it, not only in trailing punctuation (a plain word there is more prose)
 _DIGIT_AHEAD = r"(?=[^\s:：]{0,300}?\d[^\s:：]{0,300}(?:[\s,;.!?)]|$))"
@@ -568,7 +570,7 @@ RULES: tuple[Rule, ...] = (
     # "мой токен Vercel: X", "مفتاح Twilio: X", "the encryption key: X": a key's or token's name, a few words, a copula
     # or a colon, then a value that looks random (checks._key_prose_ok: what the words between say)
     Rule("key-prose-foreign", 2,
-         _r(r"(?i)(?<!\w)(?P<k>" + _KEY_NAMES_EN + r"|(?P<kf>" + _KEY_NAMES_INTL + r"))(?![\w-])(?P<mid>[^\n.:=]{0,40}?)"
+         _r(r"(?i)(?<!\w)(?P<k>" + _KEY_NAMES_EN + r"|(?P<kf>" + _KEY_NAMES_INTL + r"))(?![\w-])(?P<mid>" + _MID_WORDS + r"{0,6}?)"
             + r"(?:" + _SPN1 + r"(?(kf)(?:" + _KEY_COPULAS + r")|(?:" + _KEY_COPULAS_EN + r"))(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"(?:[:=](?=[ \t\u00a0\u202f])"
             + r"|[：是为為])|(?(kf)(?=" + _SPN1 + _DIGIT_AHEAD + r")|(?!)))" + _SPN
             # (8+ characters, not a lower-case word: what _key_prose_ok would refuse anyway, refused here cheaply)
@@ -579,7 +581,7 @@ RULES: tuple[Rule, ...] = (
     # "le mdp est X", "mon mot de passe c'est X": a password's name in the languages prompts are written in; the value
     # after a copula (with a few words between) or right after the name, with a digit or a symbol (_prose_value_ok)
     Rule("password-prose-intl", 2,
-         _r(r"(?i)(?<![\w-])(?:" + _PW_NAMES_INTL + r")(?![\w-])(?:[^\n.:=]{0,30}?(?:" + _SPN1 + r"(?:" + _PW_COPULAS_INTL
+         _r(r"(?i)(?<![\w-])(?:" + _PW_NAMES_INTL + r")(?![\w-])(?:" + _MID_WORDS + r"{0,4}?(?:" + _SPN1 + r"(?:" + _PW_COPULAS_INTL
             + r")(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"[:：]|(?=" + _SPN1 + _NOT_WORD_AHEAD + r")))" + _SPN1
             + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("hasło", "hasła", "haslo", "парол", "şifre", "parola", "mdp", "كلمة", "पासवर्ड", "mot de passe",
