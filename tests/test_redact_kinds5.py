@@ -96,6 +96,8 @@ TOOLS = [
     ("ngrok config add-authtoken 2Xq7pL2vR9mKz3Wb8Tn5Yc4Q_7aB3dE5gH7jK9mN1pQ", "2Xq7pL2vR9mKz3Wb8Tn5Yc4Q_7aB3dE5gH7jK9mN1pQ"),
     ('"outputs": {\n    "secret_key_base": {\n      "value": "' + H64 + '",\n      "type": "string",\n      "sensitive": true\n    }\n  }', H64),
     ('{"db_password": {"sensitive": true, "type": "string", "value": "' + P + '"}}', P),
+    ('"attributes": {"arn": "arn:aws:ssm:eu-west-1:123456789012:parameter/prod/app/SECRET_KEY_BASE", "name": "/prod/app/SECRET_KEY_BASE", "type": "SecureString", "value": "' + H64 + '"}', H64),
+    ('{"value": "' + P + '",\n "key": "DB_PASSWORD"}', P),
     ("headers: { Authorization: `Basic ZGVwbG95OlN1cGVyU2VjcmV0MTIz` }", "ZGVwbG95OlN1cGVyU2VjcmV0MTIz"),
     ('{"id": "4f1d7e9a", "access_key_id": "LTAI5tQ7ZL2M4XW6RB3NTPkdX8vR2mK9zQ", "status": "Active"}', "LTAI5tQ7ZL2M4XW6RB3NTPkdX8vR2mK9zQ"),
 ]
@@ -144,6 +146,11 @@ LOOK_ALIKES = [
     '{"type":"tool_result","content":"{\\"id\\": \\"Xq7pL2vR9mKz3Wb8Tn5Yc4QaB7Xq7pL2vR9mKz3Wb8\\"}"}',
     '{"result": "ok", "ids": ["Xq7pL2vR9mKz3Wb8Tn5Yc4QaB7Xq7pL2vR9mKz3Wb8", "Yq7pL2vR9mKz3Wb8Tn5Yc4QaB7Xq7pL2vR9mKz3Wb9"]}',
     '{"links": {"next": "https://api.example.com/v1/items?page_token=Xq7pL2vR9mKz3Wb8Tn5Yc4QaB7Xq7"}}',
+    '{"x-amzn-requestid": "Xq7pL2vR9mKz3Wb8Tn5Yc4QaB7Xq7pL2vR9mKz3Wb8"}',
+    # a secret's digest under a name that says so
+    f"token_hash = '{H64}'",
+    f'api_key_sha256 = "{H64}"',
+    f"secret_fingerprint: {H64}",
     # instructions in a Markdown fence: the shape, not a value
     "```\nDATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DBNAME\n```",
     '```bash\npsql "postgresql://user:password@localhost:5432/mydb"\n```',

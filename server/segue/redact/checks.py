@@ -162,12 +162,15 @@ def id_key(key: str) -> bool:
         words.pop()  # x-amz-id-2
     if not words or "secret" in words or ("access" in words and "key" in words):
         return False  # a secret's id (Vault's secret_id) and an access key's id (the pair's other half) are redacted
-    if words[-1] in _ID_LAST_WORDS:
-        return True
+    if words[-1] in _ID_LAST_WORDS or (words[-1].endswith("id") and words[-1][:-2] in _ID_OF):
+        return True  # (x-amzn-requestid, traceid: the words glued)
     return len(words) > 1 and words[-1] in ("key", "token") and (
         words[-2] in _NOT_SECRET_KEY_PAIRS or words[-2] in _NOT_SECRET_KEY_ONLY)
 
 
+_ID_OF = frozenset({"request", "trace", "span", "message", "correlation", "event", "run", "object", "node", "item",
+                    "user", "account", "org", "project", "thread", "conversation", "upload", "build", "job", "task",
+                    "commit", "revision", "version", "device", "installation", "tenant", "subscription", "deployment"})
 _ID_LAST_WORDS = frozenset({"id", "ids", "cursor", "etag", "digest", "sha", "hash", "checksum", "fingerprint",
                             "revision", "rev", "commit", "sum", "uuid", "guid", "uid", "ulid", "cid", "handle",
                             "iterator", "traceparent", "tracestate", "trace", "span", "correlation", "jti", "state",
@@ -421,7 +424,7 @@ _NOT_SECRET_LAST = frozenset(
         "rule", "rules", "match", "confirm", "confirmation", "changed", "visible", "visibility", "toggle", "icon",
         "error", "errors", "message", "text", "description", "help", "title", "event", "handler", "callback",
         "ref", "refs", "schema", "item", "items", "list", "budget", "limit", "limits", "usage", "cost", "costs",
-        "counter", "index"
+        "counter", "index", "hash", "sha1", "sha256", "sha512", "md5", "digest", "fingerprint", "checksum"
     }
 )
 _NOT_SECRET_KEYS_RE = recache.compile(

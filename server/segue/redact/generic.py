@@ -689,6 +689,29 @@ _OBJ_PAIR_RE = LazyPattern(r"[\"'](?P<k>[\w.-]{1,70})[\"'][ \t]{0,16}:[ \t]{0,16
                            r"[ \t]{0,16}:[ \t]{0,16}(?P<s>\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}')")
 
 
+# the object's own name for its value, before or after it: {"name": "/prod/app/SECRET_KEY_BASE", "type": "SecureString",
+# "value": …} (an SSM parameter in Terraform state), {"value": …, "key": "DB_PASSWORD"}
+_OBJ_NAME_RE = LazyPattern(r"[\"'](?:name|key|Name|Key)[\"'][ \t]{0,16}:[ \t]{0,16}[\"'](?P<k>[^\"'\n]{1,200})[\"']")
+_OBJ_VALUE_AT_RE = LazyPattern(r"[\"']value[\"'][ \t]{0,16}:[ \t]{0,16}(?P<s>\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}')")
+
+
+def _named_in_object(text: str, i: int) -> list[Span]:
+    from segue.redact.checks import _PW_KEY_WORDS, _SECRET_KEY_WORDS, _names_secret, _secret_ok
+
+    lo = text.rfind("{", max(0, i - 600), i)
+    hi = text.find("}", i, i + 4600)
+    if lo < 0 or hi < 0 or "}" in text[lo:i] or "{" in text[i:hi]:
+        return []  # not inside one flat object
+    v = _OBJ_VALUE_AT_RE.match(text, i)
+    if v is None:
+        return []
+    for n in _OBJ_NAME_RE.finditer(text, lo, hi):
+        key = n.group("k").rstrip("/").rsplit("/", 1)[-1]  # a parameter's path: its last part names it
+        if _names_secret(key, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, True) and _secret_ok(v.group("s"), v, text):
+            return [(v.start("s") + 1, v.end("s") - 1, "keyed-object-value")]
+    return []
+
+
 def keyed_object_values(text: str) -> list[Span]:
     from segue.redact.checks import _PW_KEY_WORDS, _SECRET_KEY_WORDS, _names_secret, _secret_ok
 
@@ -703,6 +726,8 @@ def keyed_object_values(text: str) -> list[Span]:
                         and _names_secret(m.group("k"), _SECRET_KEY_WORDS | _PW_KEY_WORDS, True, True)
                         and _secret_ok(m.group("s"), m, text)):
                     out.append((m.start("s") + 1, m.end("s") - 1, "keyed-object-value"))
+                else:
+                    out += _named_in_object(text, i)
             i = text.find(quote + "value" + quote, i + 1)
     return out
 
