@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
 from collections import Counter
@@ -87,14 +86,14 @@ _SECRET_NAME_RE = recache.compile(
     r"[a-z]+(?:[-_][a-z]+)*[-_](?:password|passwd|pass|pwd|secret|token|key|credentials?)(?:[-_][a-z]+)*"
     r"|(?:password|passwd|secret|token|key|credentials?)[-_][a-z]+(?:[-_][a-z]+)*")
 # words that mark a value as made up, in context rules only (vendor tokens may contain them)
-_MADE_UP_RE = recache.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this")
+_MADE_UP_RE = recache.compile(r"(?i)fake|dummy|placeholder|your[_-]|<your|replace[_-]?me|change[_-]?this|example")
 # and phrases a stand-in value is written in (change-me-to-a-long-random-string, insert-secret-here, test_key_123):
 # judged on values a context rule found, not on every random-looking run (generic.random_body), where it would cost
 _PLACEHOLDER_PHRASE_RE = recache.compile(
     r"(?i)replace[_-]?(?:with|this)|change[_-]me|[_-]changeme|changeme[_-]|(?<![a-z])insert[_-]"
     r"|(?<![a-z])(?:goes|go|put|paste|enter|fill)[_-](?:here|your|in|me)(?![a-z])|fill[_-]?me[_-]?in|[_-]here$|not[_-](?:a[_-])?real|^generate[_-]"
     r"|^(?:my|some|the|test|mock|sample)[_-](?:api[_-]|access[_-]|secret[_-])?(?:key|secret|token|password|pass)(?:[_-]?\d{1,4})?$"
-    r"|example|^sample[_-]|[_-]sample$|(?:^|[._-])x{4,}(?:$|[._-])")
+    r"|^sample[_-]|[_-]sample$|(?:^|[._-])x{4,}(?:$|[._-])")
 _CODE_RE = recache.compile(
     r"""^(?:[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+[,;)]*       # var.db_password, os.environ
       | (?:self|this|os|process|var|local|locals|config|settings|env|data|args|opts|options|params|props
@@ -112,19 +111,27 @@ def _unquote(v: str) -> str:
 
 def is_placeholder(value: str) -> bool:
     """True for values that stand in for a secret rather than being one."""
+    # the same values recur through a transcript (one secret, many lines): short ones are remembered
+    return _placeholder_cached(value) if len(value) <= 200 else _placeholder(value)
+
+
+def _placeholder(value: str) -> bool:
     v = value.strip()
     if not v or _PLACEHOLDER_RE.match(v):
         return True
-    if _PLACEHOLDER_RE.match(v.rstrip(",;").strip("\"'`").strip()):
+    if v[:1] in "\"'`" and _PLACEHOLDER_RE.match(v.rstrip(",;").strip("\"'`").strip()):
         return True  # '<db-password>', "{{ env.PW }}": the brackets are what marks it
     core = _unquote(v.rstrip(",;")).rstrip(",;")
     if not core or core.lower() in _STOPWORDS or _PLACEHOLDER_RE.match(core):
         return True
     if _X_RUN_RE.search(core) or _MADE_UP_RE.search(core) or core.endswith(("EXAMPLE", "EXAMPLEKEY")):
         return True  # (…EXAMPLE, …EXAMPLEKEY: AWS's documented example keys)
-    if _PLACEHOLDER_PHRASE_RE.search(core):
-        return True
+    if ("-" in core or "_" in core or "." in core) and _PLACEHOLDER_PHRASE_RE.search(core):
+        return True  # (every phrase there has a separator: tested only then, it costs every value otherwise)
     return not re.search(r"[A-Za-z0-9]", core)
+
+
+_placeholder_cached = functools.lru_cache(maxsize=4096)(_placeholder)
 
 
 
@@ -194,10 +201,17 @@ _FS_PATH_RE = recache.compile(
     r"(?:~|\.{1,2})?/(?:[a-z][a-z0-9_-]{1,30}|\.[\w-]{1,30}|[A-Z][a-z]{2,20})(?:/[^\s/]{0,200}){0,40}")
 
 
+_SUCCESSOR = bytes(range(1, 256)) + b"\0"
+
+
 def _sequence(core: str) -> bool:
     """0123456789abcdef0123…, abcdefgh…: a run of successive characters written out (12+), not a draw."""
     body = core.replace("-", "").replace("_", "")
-    return len(body) >= 12 and sum(ord(b) - ord(a) == 1 for a, b in itertools.pairwise(body)) >= 0.85 * (len(body) - 1)
+    if len(body) < 12 or not body.isascii():
+        return False
+    raw = body.encode("ascii")  # steps counted without a Python step per character (as generic._alphabet)
+    diff = int.from_bytes(raw[1:], "big") ^ int.from_bytes(raw[:-1].translate(_SUCCESSOR), "big")
+    return diff.to_bytes(len(raw) - 1, "big").count(0) >= 0.85 * (len(raw) - 1)
 
 
 def _fs_path(core: str) -> bool:
