@@ -376,6 +376,14 @@ def _path_secret(seg: str, run: str) -> bool:
             and shannon(seg) >= 3.9 and not _HEX_RE.fullmatch(seg))
 
 
+# a file's name: a segment that ends in a common extension (report-<hash>.pdf, main.<hash>.js, a Segue brief's
+# <runtime>-<id>-<time>Z.md, which the agent told to read it must see); key files (.pem, .key) are not here
+_FILE_NAME_RE = LazyPattern(
+    r"(?i)[^/]+\.(?:md|markdown|txt|rst|json|jsonl|ndjson|ya?ml|toml|ini|cfg|conf|log|csv|tsv|html?|xml|svg|css|"
+    r"scss|less|[cm]?js|jsx|tsx?|map|py|pyc|rb|go|rs|java|kt|swift|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|ps1|sql|"
+    r"db|sqlite|png|jpe?g|gif|webp|ico|pdf|docx?|xlsx?|pptx?|zip|gz|tgz|tar|bz2|xz|zst|whl|jar|wasm|lock|bin)")
+
+
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
@@ -389,6 +397,9 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     pos = a
     for seg in run.split("/"):
         end = pos + len(seg)
+        if "." in seg and _FILE_NAME_RE.fullmatch(seg):
+            pos = end + 1
+            continue
         bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
         bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
         path_ok = url and seg != run and _path_secret(seg, run)
