@@ -90,8 +90,13 @@ def _every_id(args: Any, results: list[Any]) -> list[str]:
     idx = SearchIndex(os.path.join(state_root(args.home), "cache"))
     try:
         con = idx.existing()
-        if con is not None:
-            return [row[0] for row in con.execute("SELECT id FROM sessions")]
+        if con is not None:  # (only ids that begin as a result's do can lengthen its abbreviation)
+            from segue.table import SHORT_ID
+
+            heads = sorted({r.id[:SHORT_ID] for r in results})
+            marks = ",".join("?" * len(heads))
+            return [row[0] for row in con.execute(
+                f"SELECT id FROM sessions WHERE substr(id, 1, {SHORT_ID}) IN ({marks})", heads)]
     except Exception:  # (a hint only: longer ids are still right)
         pass
     finally:

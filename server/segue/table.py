@@ -101,9 +101,12 @@ def short_ids(every: Iterable[str], shown: Iterable[str], least: int = SHORT_ID)
     """Each id of `shown` cut to its shortest prefix (at least `least` characters) that no other id of `every`
     begins with, the way git abbreviates commits: what `segue resume <prefix>` takes. An id two runtimes share
     stays whole (the reference then needs its runtime, `codex:<id>`)."""
-    ids = sorted(set(every))
+    wanted = list(dict.fromkeys(shown))
+    heads = {sid[:least] for sid in wanted}
+    # only an id that begins as a shown one does can make its abbreviation longer than `least`
+    ids = sorted({sid for sid in every if sid[:least] in heads})
     out: dict[str, str] = {}
-    for sid in shown:
+    for sid in wanted:
         if sid in out:
             continue
         i = bisect_left(ids, sid)
