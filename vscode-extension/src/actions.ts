@@ -1,10 +1,9 @@
 // What a person can do with a session: brief, resume (natively or in another runtime), hand off, trace.
 import * as vscode from 'vscode';
-import { BRIEF_SCHEME, briefUri, type NoteProvider, refFromBriefUri, showBrief, showMarkdown } from './documents';
+import { BRIEF_SCHEME, type BriefProvider, briefUri, refFromBriefUri, showBrief } from './documents';
 import { errorData, isCode, showError } from './errors';
 import {
   age,
-  claimMarkdown,
   confirmation,
   runtimeChoices,
   escapeIcons,
@@ -65,7 +64,7 @@ export class Actions {
   constructor(
     private readonly server: SegueServer,
     private readonly tree: SessionTree,
-    private readonly notes: NoteProvider,
+    private readonly briefs?: BriefProvider,
   ) {}
 
   private get log(): vscode.LogOutputChannel {
@@ -277,14 +276,21 @@ export class Actions {
       return undefined;
     }
     this.tree.refresh();
-    const note = this.notes.set(`/${r.session.runtime}/handoff-${r.session.id}.md`, claimMarkdown(r));
-    await showMarkdown(note);
-    await showBrief(briefUri(r.session), true).catch((e: unknown) => showError(e, this.log));
+    // One document, the brief, in the active group and the chosen view (rendered or source): it carries Resume
+    // and Continue in Another Runtime in its title bar, so they stay at hand after the toast goes. The claim
+    // read the session fresh: a brief of it already open is re-read.
+    const uri = briefUri(r.session);
+    this.briefs?.refresh(uri);
+    await showBrief(uri).catch((e: unknown) => showError(e, this.log));
     const title = oneLine(r.session.title, 60) || r.session.id;
     const resume = 'Resume';
     const other = 'Resume in Another Runtime';
     void vscode.window
-      .showInformationMessage(`Claimed the handoff of "${title}" from the ${r.source_surface}.`, resume, other)
+      .showInformationMessage(
+        `Claimed the handoff of "${title}" from the ${r.source_surface}. Resume and Continue in Another Runtime stay in its brief's title bar.`,
+        resume,
+        other,
+      )
       .then((c) => {
         const t: Target = { ref: refOf(r.session), runtime: r.session.runtime, title: r.session.title ?? undefined };
         if (c === resume) {

@@ -40,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): SegueApi {
   const tree = new SessionTree(server, context.workspaceState);
   const view = vscode.window.createTreeView('segue.sessions', { treeDataProvider: tree, showCollapseAll: true });
   tree.view = view;
-  const actions = new Actions(server, tree, notes);
+  const actions = new Actions(server, tree, briefs);
   const traceTree = new TraceTree();
   const traceView = vscode.window.createTreeView('segue.trace', { treeDataProvider: traceTree });
   traceTree.view = traceView;

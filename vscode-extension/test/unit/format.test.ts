@@ -1,7 +1,7 @@
 // Plain-Node unit tests of the pure helpers (no VS Code needed): `npm run unit`.
 import * as assert from 'node:assert/strict';
 import {
-  withFix, runtimeChoices, matchesWords, visiblePicks, age, claimMarkdown, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
+  withFix, runtimeChoices, matchesWords, visiblePicks, age, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
@@ -67,17 +67,6 @@ suite('format', () => {
     assert.equal(mdCode('a``b'), '```a``b```');
     assert.equal(mdCode('`x'), '`` `x ``');
     assert.equal(mdCode(null), '');
-  });
-
-  test('claimMarkdown fences task and tail', () => {
-    const md = claimMarkdown({
-      session: { runtime: 'claude', id: 's1', title: 'T', cwd: '/w' }, source_surface: 'terminal', claimed_as: 'editor',
-      active_task: 'do ``` it', tail: [{ kind: 'command', text: 'ls' }], brief_path: '/b.md',
-      plan: { refused: 'missing_directory', message: 'the directory /w no longer exists', cwd: '/w' },
-    });
-    assert.match(md, /^# Handoff: T$/m);
-    assert.match(md, /````text\ndo ``` it\n````/);
-    assert.match(md, /\*\*command\*\*\n\n```text\nls\n```/);
   });
 
   test('planDetail names mode, command, directory and hand-off', () => {
