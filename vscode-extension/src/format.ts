@@ -303,8 +303,9 @@ export function sessionDescription(
   mode: 'runtime' | 'workspace',
   now: number,
   home: string | undefined,
+  dirMissing = false,
 ): string {
-  const marks = [s.live ? 'live' : '', s.handed_off ? 'handed off' : ''].filter(Boolean).join(', ');
+  const marks = [s.live ? 'live' : '', s.handed_off ? 'handed off' : '', dirMissing ? 'directory missing' : ''].filter(Boolean).join(', ');
   const cols =
     mode === 'runtime'
       ? [shortAge(s.updated_at ?? s.started_at, now), oneLine(tildePath(s.cwd, home), 60) || '?', oneLine(s.branch, 30) || '-']

@@ -15,6 +15,44 @@ export interface Group {
   label: string;
   kind: 'runtime' | 'folder' | 'directory' | 'unknown';
   nodes: SessionNode[];
+  /** A big group's sessions by day (Today, Yesterday, This week, Older); absent for a small group. */
+  sections?: Section[];
+}
+
+export interface Section {
+  key: 'today' | 'yesterday' | 'week' | 'older';
+  label: string;
+  nodes: SessionNode[];
+}
+
+/** A group with more top-level sessions than this shows them in date sections. */
+export const SECTION_MIN = 40;
+
+const SECTIONS: { key: Section['key']; label: string }[] = [
+  { key: 'today', label: 'Today' },
+  { key: 'yesterday', label: 'Yesterday' },
+  { key: 'week', label: 'This week' },
+  { key: 'older', label: 'Older' },
+];
+
+/** Newest-first nodes split by local day of last activity: today, yesterday, the 5 days before, older
+ * (no time recorded: older). Empty sections are left out; each keeps the nodes' order. */
+export function sections(nodes: SessionNode[], now: number): Section[] {
+  const midnight = new Date(now);
+  midnight.setHours(0, 0, 0, 0);
+  const day = (back: number) => {
+    const d = new Date(midnight);
+    d.setDate(d.getDate() - back); // calendar days, so a DST change does not move the line
+    return d.getTime();
+  };
+  const bounds: [Section['key'], number][] = [['today', day(0)], ['yesterday', day(1)], ['week', day(6)]];
+  const out = new Map<Section['key'], SessionNode[]>();
+  for (const n of nodes) {
+    const t = sortTime(n.session);
+    const key = (t > 0 && bounds.find(([, from]) => t >= from)?.[0]) || 'older';
+    out.set(key, [...(out.get(key) ?? []), n]);
+  }
+  return SECTIONS.filter((x) => out.has(x.key)).map((x) => ({ ...x, nodes: out.get(x.key)! }));
 }
 
 /** Subagents under their parent (same runtime); orphans stay top level. Newest first at every level. */
@@ -54,7 +92,7 @@ export function folderOf(dir: string | null, folders: string[]): string | undefi
   return folders.filter((f) => within(dir, f)).sort((a, b) => b.length - a.length)[0];
 }
 
-export function group(sessions: Session[], mode: GroupMode, folders: string[]): Group[] {
+export function group(sessions: Session[], mode: GroupMode, folders: string[], now = Date.now()): Group[] {
   const roots = nest(sessions);
   const groups = new Map<string, Group>();
   const add = (key: string, label: string, kind: Group['kind'], node: SessionNode) => {
@@ -81,16 +119,22 @@ export function group(sessions: Session[], mode: GroupMode, folders: string[]): 
     }
   }
   const list = [...groups.values()];
+  for (const g of list) {
+    if (g.nodes.length > SECTION_MIN) {
+      g.sections = sections(g.nodes, now);
+    }
+  }
+  const latest = (g: Group) => Math.max(0, ...g.nodes.map((n) => sortTime(n.session)));
   if (mode === 'runtime') {
+    // The runtime used last comes first; runtimes with no dated session in the registry's order.
     const order = (g: Group) => {
       const i = (RUNTIMES as readonly string[]).indexOf(g.key.slice('runtime:'.length));
       return i < 0 ? RUNTIMES.length : i;
     };
-    return list.sort((a, b) => order(a) - order(b) || a.label.localeCompare(b.label));
+    return list.sort((a, b) => latest(b) - latest(a) || order(a) - order(b) || a.label.localeCompare(b.label));
   }
   // Workspace folders first (in workspace order), then other directories by latest activity, unknown last.
   const rank = (g: Group) => (g.kind === 'folder' ? 0 : g.kind === 'directory' ? 1 : 2);
-  const latest = (g: Group) => Math.max(0, ...g.nodes.map((n) => sortTime(n.session)));
   return list.sort(
     (a, b) =>
       rank(a) - rank(b) ||

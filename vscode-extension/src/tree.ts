@@ -1,8 +1,9 @@
 // The "Sessions" view: sessions grouped by runtime or by workspace, subagents nested under their parent.
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { handedOffText, runtimeIcon, withFix, runtimeName, sessionDescription, sessionTitle, tildePath } from './format';
-import { type Group, type GroupMode, group, type SessionNode } from './grouping';
+import { type Group, type GroupMode, group, type Section, type SessionNode } from './grouping';
 import { Methods, type Session } from './protocol';
 import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
 import { explain, showError } from './errors';
@@ -10,7 +11,24 @@ import { LaunchError } from './python';
 import { applyFilter, filterMessage, type SessionFilter } from './filter';
 import { searchFilter } from './search';
 
-export type TreeNode = { kind: 'group'; group: Group } | { kind: 'session'; node: SessionNode; groupKey: string };
+export type TreeNode =
+  | { kind: 'group'; group: Group }
+  | { kind: 'section'; section: Section; groupKey: string }
+  | { kind: 'session'; node: SessionNode; groupKey: string };
+
+/** The recorded directories that are gone: one stat per distinct directory of a listing (no server trip). */
+export async function missingDirectories(sessions: Session[]): Promise<Set<string>> {
+  const dirs = [...new Set(sessions.map((s) => s.cwd).filter((d): d is string => !!d))];
+  const gone = await Promise.all(
+    dirs.map((d) =>
+      fs.promises.stat(d).then(
+        (st) => !st.isDirectory(),
+        (e: NodeJS.ErrnoException) => e.code === 'ENOENT' || e.code === 'ENOTDIR',
+      ),
+    ),
+  );
+  return new Set(dirs.filter((_, i) => gone[i]));
+}
 
 const MODE_KEY = 'segue.groupMode';
 
@@ -19,6 +37,8 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
   readonly onDidChangeTreeData = this.changed.event;
   private loading: Promise<Session[]> | undefined;
   sessions: Session[] | undefined;
+  /** Directories of the current listing that no longer exist (their rows say "directory missing"). */
+  missing = new Set<string>();
   view: vscode.TreeView<TreeNode> | undefined;
   /** Only the sessions a search found (Filter Sessions); undefined shows every session. */
   filter: SessionFilter | undefined;
@@ -88,9 +108,11 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
       const progress = this.progress(); // a cold scan: sessions read, runtime by runtime
       const loading = this.server
         .request(Methods.listSessions, { include_subagents: true, limit: 1000 }, undefined, progress.report)
-        .then((r) => {
+        .then(async (r) => {
+          const missing = await missingDirectories(r.sessions);
           if (this.loading === loading) {
             this.sessions = r.sessions;
+            this.missing = missing;
           }
           this.setEmpty(r.sessions.length === 0);
           return r.sessions;
@@ -176,7 +198,13 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
       }
     }
     if (node.kind === 'group') {
-      return node.group.nodes.map((n) => ({ kind: 'session', node: n, groupKey: node.group.key }));
+      const g = node.group;
+      return g.sections
+        ? g.sections.map((section) => ({ kind: 'section', section, groupKey: g.key }))
+        : g.nodes.map((n) => ({ kind: 'session', node: n, groupKey: g.key }));
+    }
+    if (node.kind === 'section') {
+      return node.section.nodes.map((n) => ({ kind: 'session', node: n, groupKey: node.groupKey }));
     }
     return node.node.children.map((n) => ({ kind: 'session', node: n, groupKey: node.groupKey }));
   }
@@ -185,7 +213,11 @@ export class SessionTree implements vscode.TreeDataProvider<TreeNode>, vscode.Di
     if (node.kind === 'group') {
       return groupItem(node.group);
     }
-    return sessionItem(node.node, node.groupKey, Date.now(), this.mode);
+    if (node.kind === 'section') {
+      return sectionItem(node.section, node.groupKey);
+    }
+    const cwd = node.node.session.cwd;
+    return sessionItem(node.node, node.groupKey, Date.now(), this.mode, !!cwd && this.missing.has(cwd));
   }
 
   dispose(): void {
@@ -205,7 +237,17 @@ function groupItem(g: Group): vscode.TreeItem {
   return item;
 }
 
-export function sessionItem(node: SessionNode, groupKey: string, now: number, mode: GroupMode = 'runtime'): vscode.TreeItem {
+function sectionItem(x: Section, groupKey: string): vscode.TreeItem {
+  // Older sessions start folded: a group of hundreds opens on what happened lately.
+  const item = new vscode.TreeItem(x.label, x.key === 'older' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded);
+  item.id = `group/${groupKey}/${x.key}`;
+  item.contextValue = 'segue.section';
+  item.description = `${x.nodes.length}`;
+  item.iconPath = new vscode.ThemeIcon('calendar');
+  return item;
+}
+
+export function sessionItem(node: SessionNode, groupKey: string, now: number, mode: GroupMode = 'runtime', dirMissing = false): vscode.TreeItem {
   const s = node.session;
   // Marks lead the label as in `segue list` (● live, ⇄ handed off), so a narrow view still shows them.
   const lead = `${s.live ? '● ' : ''}${s.handed_off ? '⇄ ' : ''}`;
@@ -215,21 +257,21 @@ export function sessionItem(node: SessionNode, groupKey: string, now: number, mo
   );
   // Stable across refreshes (group + session), so a refresh keeps what the person expanded.
   item.id = `${groupKey}/${s.runtime}:${s.id}`;
-  const flags = [s.live ? '.live' : '', s.handed_off ? '.handedOff' : '', s.parent_id ? '.subagent' : ''];
+  const flags = [s.live ? '.live' : '', s.handed_off ? '.handedOff' : '', s.parent_id ? '.subagent' : '', dirMissing ? '.noDirectory' : ''];
   item.contextValue = `segue.session${flags.join('')}`;
-  item.description = sessionDescription(s, mode, now, os.homedir());
+  item.description = sessionDescription(s, mode, now, os.homedir(), dirMissing);
   // The runtime's icon always; its colour says live (a runtime process holds it) or handed off (a live token).
   item.iconPath = new vscode.ThemeIcon(
     s.parent_id ? 'type-hierarchy-sub' : runtimeIcon(s.runtime),
-    s.live ? new vscode.ThemeColor('charts.green') : s.handed_off ? new vscode.ThemeColor('charts.blue') : undefined,
+    s.live ? new vscode.ThemeColor('charts.green') : s.handed_off ? new vscode.ThemeColor('charts.blue') : dirMissing ? new vscode.ThemeColor('disabledForeground') : undefined,
   );
-  item.tooltip = tooltip(s, now);
+  item.tooltip = tooltip(s, now, dirMissing);
   // Opens the brief and keeps the keyboard in the tree, so arrow keys go on moving through sessions.
   item.command = { command: 'segue.openBriefKeepFocus', title: 'Open Brief', arguments: [s] };
   return item;
 }
 
-function tooltip(s: Session, now: number): vscode.MarkdownString {
+function tooltip(s: Session, now: number, dirMissing = false): vscode.MarkdownString {
   // Session text is untrusted: appendText escapes it, and the string is not trusted (no command links).
   const md = new vscode.MarkdownString();
   md.appendText(sessionTitle(s, 200));
@@ -237,7 +279,7 @@ function tooltip(s: Session, now: number): vscode.MarkdownString {
   const rows: [string, string | null][] = [
     ['Runtime', runtimeName(s.runtime)],
     ['Session', s.id],
-    ['Directory', s.cwd],
+    ['Directory', s.cwd && dirMissing ? `${s.cwd} (missing: Resume asks for another)` : s.cwd],
     ['Branch', s.branch],
     ['Model', s.model],
     ['Updated', s.updated_at],

@@ -429,6 +429,30 @@ suite('Segue extension host', () => {
     assert.ok(withDir, `a description with age and directory: ${b.map((i) => i.description).join(' | ')}`);
   });
 
+  test('tree: a session whose directory is gone says so in its row', async () => {
+    const s = topLevel().find((x) => x.cwd && fs.existsSync(x.cwd));
+    assert.ok(s?.cwd, 'a fixture session with an existing directory');
+    const moved = `${s.cwd}.moved-away`;
+    const row = async () => {
+      api.tree.refresh();
+      const groups = await api.tree.getChildren();
+      const nodes = (await Promise.all(groups.map((g) => api.tree.getChildren(g)))).flat();
+      const n = nodes.find((x) => x.kind === 'session' && x.node.session.id === s.id);
+      assert.ok(n, 'the session is listed');
+      return api.tree.getTreeItem(n);
+    };
+    assert.doesNotMatch(String((await row()).description), /directory missing/);
+    fs.renameSync(s.cwd, moved);
+    try {
+      const item = await row();
+      assert.match(String(item.description), /^directory missing/);
+      assert.match(String(item.contextValue), /\.noDirectory/);
+    } finally {
+      fs.renameSync(moved, s.cwd);
+    }
+    assert.doesNotMatch(String((await row()).description), /directory missing/);
+  });
+
   test('trace view: the chain as tree items, each opening its brief', async () => {
     const s = topLevel().find((x) => x.continues) ?? topLevel()[0];
     await api.actions.trace({ ref: `${s.runtime}:${s.id}`, runtime: s.runtime });

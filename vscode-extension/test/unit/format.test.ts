@@ -5,7 +5,7 @@ import {
   reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
-import { group, nest } from '../../src/grouping';
+import { group, nest, SECTION_MIN } from '../../src/grouping';
 import type { Plan, Session } from '../../src/protocol';
 import { isPlan, PLAN_REASONS, RUNTIME_NAMES, RUNTIMES, TOKEN_PATTERN } from '../../src/protocol';
 
@@ -179,9 +179,32 @@ suite('grouping', () => {
     assert.deepEqual(nest([a, x]).map((n) => n.session.id).sort(), ['a', 'a1']);
   });
 
-  test('by runtime: runtime order', () => {
-    const g = group([b, a, a1], 'runtime', []);
-    assert.deepEqual(g.map((x) => x.label), ['Claude Code', 'Codex CLI']);
+  test('by runtime: the runtime used last first, undated ones in runtime order', () => {
+    assert.deepEqual(group([b, a, a1], 'runtime', []).map((x) => x.label), ['Codex CLI', 'Claude Code']);
+    const newer = session({ runtime: 'claude', id: 'n', updated_at: '2026-01-02T00:00:00.000Z' });
+    assert.deepEqual(group([b, a, newer], 'runtime', []).map((x) => x.label), ['Claude Code', 'Codex CLI']);
+    const undated = [session({ runtime: 'codex', id: 'u1' }), session({ runtime: 'claude', id: 'u2' })];
+    assert.deepEqual(group(undated, 'runtime', []).map((x) => x.label), ['Claude Code', 'Codex CLI']);
+  });
+
+  test('a big group shows date sections (Today, Yesterday, This week, Older); a small one none', () => {
+    const now = new Date(2026, 0, 10, 9, 0, 0).getTime(); // local time, as the sections are
+    const at = (d: number, h: number) => new Date(2026, 0, d, h, 0, 0).toISOString();
+    const many = Array.from({ length: SECTION_MIN + 1 }, (_, i) =>
+      session({ runtime: 'claude', id: `s${String(i).padStart(3, '0')}`, updated_at: i < 2 ? at(10, 8 - i) : i < 4 ? at(9, 23) : i < 6 ? at(4, 1) : at(3, 23) }),
+    );
+    many.push(session({ runtime: 'claude', id: 'undated' }));
+    const [g] = group(many, 'runtime', [], now);
+    assert.deepEqual(g.sections?.map((x) => [x.label, x.nodes.length]), [['Today', 2], ['Yesterday', 2], ['This week', 2], ['Older', SECTION_MIN - 4]]);
+    assert.equal(g.sections?.[0].nodes[0].session.id, 's000', 'newest first inside a section');
+    assert.ok(g.sections?.[3].nodes.some((n) => n.session.id === 'undated'));
+    assert.equal(g.nodes.length, SECTION_MIN + 2);
+    assert.equal(group(many.slice(0, SECTION_MIN), 'runtime', [], now)[0].sections, undefined);
+  });
+
+  test('a missing directory is marked in the row', () => {
+    const s = session({ runtime: 'claude', id: 'm', cwd: '/gone', updated_at: '2026-01-01T00:00:00.000Z' });
+    assert.match(sessionDescription(s, 'runtime', Date.parse('2026-01-01T01:00:00.000Z'), '/root', true), /^directory missing {2}1h {2}\/gone/);
   });
 
   test('by workspace: folders first, then directories, unknown last', () => {
