@@ -101,6 +101,11 @@ try {
   await steps.step('Search Sessions finds a command in every runtime, marks the match, and opens the menu', async () => {
     await runCommand(page, 'Segue: Search Sessions');
     const input = await quickPick(page, 'Search Segue sessions', { rows: false });
+    // nothing typed: the latest sessions under a hint, not an empty list; a placeholder that fits
+    await rowWith(page, ['Recent sessions']).waitFor({ state: 'visible', timeout: budget(20_000) });
+    const ph = (await input.getAttribute('placeholder')) ?? '';
+    if (!ph || ph.length > 60) throw new Error(`search placeholder: "${ph}"`);
+    await steps.shot('search-empty');
     await input.fill('nonexistent-dir');
     const runtimes = [...new Set(expected.map((s) => s.runtime))];
     for (const rt of runtimes) {

@@ -109,6 +109,12 @@ export function sessionTitle(s: Pick<Session, 'title' | 'first_request' | 'id'>,
   return oneLine(s.title, max) || oneLine(s.first_request, max) || '(untitled)';
 }
 
+/** Search Sessions' placeholder: short enough for the quick pick's width (a longer one was cut off). */
+export const SEARCH_PLACEHOLDER = 'Words or "a phrase" from requests, replies, commands';
+
+/** Above the recent sessions an empty search shows. */
+export const RECENT_LABEL = 'Recent sessions · type to search all of them';
+
 export function tildePath(p: string | null | undefined, home: string | undefined): string {
   if (!p) {
     return '';

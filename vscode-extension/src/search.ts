@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { Actions } from './actions';
 import { showError } from './errors';
-import { age, escapeIcons, runtimeIcon, runtimeName } from './format';
+import { age, escapeIcons, RECENT_LABEL, runtimeIcon, runtimeName, SEARCH_PLACEHOLDER, sessionTitle } from './format';
 import { ERROR_CODES, Methods, type SearchResult, type SearchWhere, type Session } from './protocol';
 import { PROGRESS_DELAY_MS, type ProgressReport, type SegueServer } from './server';
 import { type SessionFilter, sessionKey } from './filter';
@@ -13,7 +13,21 @@ export const DEBOUNCE_MS = 250;
 const TITLE = 'Search Segue sessions';
 
 interface ResultPick extends vscode.QuickPickItem {
-  result: SearchResult;
+  result?: SearchResult;
+  /** a recent session, shown while nothing is typed */
+  session?: Session;
+}
+
+/** How many recent sessions an empty search shows. */
+export const RECENT_COUNT = 10;
+
+function recentPick(s: Session, now: number): ResultPick {
+  return {
+    label: `$(${runtimeIcon(s.runtime)}) ${escapeIcons(sessionTitle(s, 100))}`,
+    description: escapeIcons(`${runtimeName(s.runtime)} · ${age(s.updated_at ?? s.started_at, now)}`),
+    alwaysShow: true,
+    session: s,
+  };
 }
 
 const WHERE_ICON: Record<SearchWhere, string> = {
@@ -40,23 +54,26 @@ function oneLine(s: string, max: number): string {
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
-/** Search as you type; resolves with the picked result (undefined when dismissed). */
-export function pickSearchResult(server: SegueServer, initial = ''): Promise<SearchResult | undefined> {
+/** Search as you type; resolves with the picked result, or a recent session picked before typing (undefined
+ * when dismissed). */
+export function pickSearchResult(server: SegueServer, initial = ''): Promise<SearchResult | Session | undefined> {
   const qp = vscode.window.createQuickPick<ResultPick>();
   qp.title = TITLE;
-  qp.placeholder = 'Words from a request, a message, a command or a file name; "quoted phrases" match as phrases';
+  qp.placeholder = SEARCH_PLACEHOLDER;
   qp.matchOnDescription = false;
   qp.matchOnDetail = false;
   qp.value = initial;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let inflight: vscode.CancellationTokenSource | undefined;
   let generation = 0;
+  let recent: ResultPick[] = [];
   const run = async (query: string) => {
     inflight?.cancel(); // $/cancelRequest for the search the user typed past
     const mine = ++generation;
     const started = Date.now();
     if (!query.trim()) {
-      qp.items = [];
+      qp.items = recent; // nothing typed: the latest sessions, not an empty list
+      qp.placeholder = SEARCH_PLACEHOLDER;
       qp.busy = false;
       return;
     }
@@ -96,7 +113,7 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     }
   };
   return new Promise((resolve) => {
-    let picked: SearchResult | undefined;
+    let picked: SearchResult | Session | undefined;
     qp.onDidChangeValue((v) => {
       if (timer) {
         clearTimeout(timer);
@@ -105,8 +122,8 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     });
     qp.onDidAccept(() => {
       const chosen = qp.selectedItems[0];
-      if (chosen) {
-        picked = chosen.result;
+      if (chosen?.result ?? chosen?.session) {
+        picked = chosen.result ?? chosen.session;
         qp.hide();
       }
     });
@@ -122,6 +139,19 @@ export function pickSearchResult(server: SegueServer, initial = ''): Promise<Sea
     if (initial) {
       void run(initial);
     }
+    // the latest top-level sessions, for the moment nothing is typed (one page from the server, once)
+    server.request(Methods.listSessions, { limit: RECENT_COUNT }).then(
+      (r) => {
+        const now = Date.now();
+        recent = r.sessions.length
+          ? [{ label: RECENT_LABEL, kind: vscode.QuickPickItemKind.Separator }, ...r.sessions.map((x) => recentPick(x, now))]
+          : [];
+        if (!qp.value.trim()) {
+          qp.items = recent;
+        }
+      },
+      (e: unknown) => server.log.warn(`recent sessions: ${String(e)}`),
+    );
   });
 }
 
@@ -135,12 +165,12 @@ async function sessionOf(server: SegueServer, r: SearchResult): Promise<Session 
 }
 
 /** The command: search, then the same menu as List Sessions (brief, resume, other runtime, hand off, trace). */
-export async function searchSessions(server: SegueServer, actions: Actions, initial?: string): Promise<SearchResult | undefined> {
+export async function searchSessions(server: SegueServer, actions: Actions, initial?: string): Promise<SearchResult | Session | undefined> {
   const r = await pickSearchResult(server, initial ?? '');
   if (!r) {
     return undefined;
   }
-  const s = await sessionOf(server, r);
+  const s = 'where' in r ? await sessionOf(server, r) : r;
   if (!s) {
     void vscode.window.showWarningMessage(`Segue: ${runtimeName(r.runtime)} session ${r.id} is no longer listed.`);
     return r;

@@ -117,6 +117,25 @@ suite('Segue search', () => {
       await config.update('briefView', undefined, vscode.ConfigurationTarget.Global);
     }
   });
+
+  test('Search Sessions with nothing typed lists the latest sessions; picking one opens its menu', async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const running = vscode.commands.executeCommand('segue.searchSessions');
+    await sleep(1500); // the recent sessions come from one listing page
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'); // the newest session
+    await sleep(800);
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem'); // Open Brief
+    const picked = (await running) as { runtime: string; id: string; parent_id?: string | null } | undefined;
+    assert.ok(picked, 'a recent session was picked without typing');
+    const newest = (await api.server.request('segue/listSessions', { limit: 1 })).sessions[0];
+    assert.deepEqual({ runtime: picked.runtime, id: picked.id }, { runtime: newest.runtime, id: newest.id });
+    const uri = `segue-brief:/${picked.runtime}/${encodeURIComponent(picked.id)}.md`;
+    for (let i = 0; i < 100 && !vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri); i++) {
+      await sleep(150);
+    }
+    assert.ok(vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri), 'its brief opened');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
 });
 
 async function openFromSearch(): Promise<void> {

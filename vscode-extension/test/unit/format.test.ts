@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import {
   withFix, runtimeChoices, matchesWords, visiblePicks, age, clock, commandLine, confirmation, escapeIcons, fence, locationsLine, locationsMarkdown, mdCode, mdInline, oneLine, planDetail,
-  reasonText, runtimeIcon, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
+  reasonText, runtimeIcon, SEARCH_PLACEHOLDER, runtimeList, runtimeName, sessionDescription, sessionTitle, shortAge, terminalCommand, tildePath,
 } from '../../src/format';
 import { spawnSync } from 'node:child_process';
 import { group, nest, SECTION_MIN } from '../../src/grouping';
@@ -200,6 +200,11 @@ suite('grouping', () => {
     assert.ok(g.sections?.[3].nodes.some((n) => n.session.id === 'undated'));
     assert.equal(g.nodes.length, SECTION_MIN + 2);
     assert.equal(group(many.slice(0, SECTION_MIN), 'runtime', [], now)[0].sections, undefined);
+  });
+
+  test("Search Sessions' placeholder fits the quick pick (the trial saw it cut off at about 80 characters)", () => {
+    assert.ok(SEARCH_PLACEHOLDER.length <= 60, SEARCH_PLACEHOLDER);
+    assert.match(SEARCH_PLACEHOLDER, /"a phrase"/);
   });
 
   test('a missing directory is marked in the row', () => {
