@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import marshal
 import platform
+import time
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def test_a_reply_on_a_stream_is_framed_and_sent_whole(size: int, monkeypatch: py
     assert (size > 1_000_000) == bool(gave)
 
 
-def test_the_watcher_gives_heap_back_after_each_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_watcher_gives_heap_back_after_each_pass(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """After its first pass and after each later one (a change seen, or the periodic full pass) the watcher
     returns freed heap; a first pass that failed returns nothing and stops watching."""
     from segue.lsp import watch
@@ -161,6 +162,8 @@ def test_the_watcher_gives_heap_back_after_each_pass(monkeypatch: pytest.MonkeyP
         def __init__(self, passes: int, fail: bool = False) -> None:
             self.passes: list[int] = []
             self.limit, self.fail = passes, fail
+            self.state = StateDir.resolve(str(tmp_path / "state"))  # (the watcher looks at its token registry)
+            self.clock = time.time
 
         def refresh(self) -> Any:
             self.passes.append(1)

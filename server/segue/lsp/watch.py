@@ -70,7 +70,10 @@ class Watcher:
             log.exception("initial scan failed; not watching")
             return
         self._remember(listing)
-        self._handoffs_changed()
+        try:
+            self._handoffs_changed()
+        except Exception:  # (the registry is looked at again each tick; the watching goes on)
+            log.exception("token registry check failed")
         sig = self._signature()
         last_full = time.monotonic()
         while not self._stop.wait(self.interval):
