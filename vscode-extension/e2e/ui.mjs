@@ -143,6 +143,32 @@ try {
     await quiet(page);
   });
 
+  // The Sessions view renders only the rows in sight, and groups come newest runtime first: scroll it, from the
+  // top, until `row` shows.
+  const scrollTo = async (tree, row, ms = 20_000) => {
+    const end = Date.now() + budget(ms);
+    for (;;) {
+      await tree.hover();
+      for (let i = 0; i < 10; i++) await page.mouse.wheel(0, -1000);
+      for (let i = 0; i < 20; i++) {
+        if (await row.isVisible()) return row;
+        await page.mouse.wheel(0, 110);
+        await sleep(200);
+      }
+      if (Date.now() > end) throw new Error(`no such row in the Sessions view: ${row}`);
+    }
+  };
+  /** Scroll until `row` shows, then on to put it at the top of the view (the rows under it show too). */
+  const scrollToTop = async (tree, row, ms) => {
+    await scrollTo(tree, row, ms);
+    const [t, b] = [await tree.boundingBox(), await row.boundingBox()];
+    if (t && b && b.y > t.y) {
+      await tree.hover();
+      await page.mouse.wheel(0, b.y - t.y);
+      await sleep(300);
+    }
+    return row;
+  };
   const titleAction = (label) => page.locator(`.editor-group-container.active .editor-actions .action-label[aria-label^="${label}"]`).first();
   await steps.step('Open Brief shows the brief rendered, with its actions in the title bar', async () => {
     const s = plain;
@@ -382,8 +408,8 @@ try {
     const sessionsPane = page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first();
     if (!(await sessionsPane.isVisible())) await page.locator('.activitybar .action-item .action-label[aria-label^="Segue"]').first().click();
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
-    await tree.locator('.monaco-list-row', { hasText: titleOf(s).slice(0, 30) }).filter({ hasText: 'handed off' }).first().waitFor({ timeout: budget(20_000) });
-    if (liveSession) await tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● ' }).filter({ hasText: 'live' }).first().waitFor({ timeout: budget(20_000) });
+    await scrollTo(tree, tree.locator('.monaco-list-row', { hasText: titleOf(s).slice(0, 30) }).filter({ hasText: 'handed off' }).first());
+    if (liveSession) await scrollTo(tree, tree.locator('.monaco-list-row', { hasText: titleOf(liveSession).slice(0, 25) }).filter({ hasText: '● ' }).filter({ hasText: 'live' }).first());
     await steps.shot('status-bar-and-marks');
     await item.click();
     await quickPick(page, 'Handoff tokens from this editor');
@@ -405,13 +431,16 @@ try {
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     await tree.waitFor({ timeout: 15_000 });
     const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);
+    await tree.locator('.monaco-list-row').first().waitFor({ timeout: 20_000 });
     for (const rt of new Set(expected.map((x) => x.runtime))) {
-      await tree.locator('.monaco-list-row', { hasText: names[rt] }).first().waitFor({ timeout: 20_000 });
+      await scrollTo(tree, tree.locator('.monaco-list-row', { hasText: names[rt] }).first());
     }
     const parent = expected.find((x) => (x.subagent_ids ?? []).length);
     if (parent) {
-      const row = tree.locator('.monaco-list-row').filter({ hasText: titleOf(parent).slice(0, 30) }).filter({ has: page.locator('.monaco-tl-twistie.collapsible') }).first();
-      await row.waitFor({ timeout: 10_000 });
+      // the fixture runtimes share titles: the parent's directory (in its row) tells its runtime's row apart
+      const row = tree.locator('.monaco-list-row').filter({ hasText: titleOf(parent).slice(0, 30) }).filter({ hasText: parent.cwd ?? '' })
+        .filter({ has: page.locator('.monaco-tl-twistie.collapsible') }).first();
+      await scrollToTop(tree, row, 10_000);
       const kids = parent.subagent_ids.map((id) => titleOf({ runtime: parent.runtime, id }).slice(0, 25)).filter(Boolean);
       await row.locator('.monaco-tl-twistie').click();
       for (const k of kids) await tree.locator('.monaco-list-row', { hasText: k }).first().waitFor({ timeout: 10_000 });
@@ -426,13 +455,14 @@ try {
       const codex = expected.find((x) => x.runtime === 'codex');
       const find = (dir) => { for (const e of fs.readdirSync(dir, { withFileTypes: true })) { const p = path.join(dir, e.name); const hit = e.isDirectory() ? find(p) : e.name.includes(codex.id) ? p : undefined; if (hit) return hit; } return undefined; };
       const src = find(path.join(r.env.CODEX_HOME, 'sessions'));
+      await scrollToTop(tree, tree.locator('.monaco-list-row', { hasText: new RegExp(`^\\s*${names.codex}\\s*\\d+\\s*$`) }).first());
       const count = async () => tree.locator('.monaco-list-row', { hasText: titleOf(codex).slice(0, 25) }).count();
       const before = await count();
       const newId = `${codex.id.slice(0, -12)}0000feedbeef`;
       fs.writeFileSync(src.replace(codex.id, newId), fs.readFileSync(src, 'utf8').split(codex.id).join(newId));
       await waitFor('the new session in the view', async () => (await count()) > before, 30_000);
       const kid = parent.subagent_ids.map((id) => titleOf({ runtime: parent.runtime, id }).slice(0, 25)).find(Boolean);
-      if (kid && !(await tree.locator('.monaco-list-row', { hasText: kid }).first().isVisible())) throw new Error('the refresh collapsed the expanded parent');
+      if (kid) await scrollTo(tree, tree.locator('.monaco-list-row', { hasText: kid }).first(), 10_000).catch(() => { throw new Error('the refresh collapsed the expanded parent'); });
       await steps.shot('tree-after-sessions-changed');
     }
     // View title actions show on hover.
@@ -451,7 +481,14 @@ try {
     const tree = page.locator('.pane-body .monaco-list[aria-label*="Sessions"], .pane-body .monaco-tl-tree').first();
     const rowsNow = async () => (await tree.locator('.monaco-list-row').allInnerTexts()).map(fold);
     const header = page.locator('.sidebar .pane-header', { hasText: 'Sessions' }).first();
-    const before = await rowsNow();
+    // the view renders only the rows in sight: compare from its top (the step before scrolled it)
+    const fromTop = async () => {
+      await tree.hover();
+      for (let i = 0; i < 10; i++) await page.mouse.wheel(0, -1000);
+      await sleep(200);
+      return rowsNow();
+    };
+    const before = await fromTop();
     await header.hover();
     await page.locator('.action-label[aria-label^="Filter Sessions"]').first().click();
     const input = await quickPick(page, 'Filter the Sessions view', { rows: false });
@@ -464,7 +501,7 @@ try {
     await steps.shot('tree-filtered');
     await header.hover();
     await page.locator('.action-label[aria-label^="Clear Sessions Filter"]').first().click();
-    await waitFor('every row back', async () => (await rowsNow()).length === before.length && !(await text(header)).includes('filter:'), 30_000);
+    await waitFor('every row back', async () => (await fromTop()).length === before.length && !(await text(header)).includes('filter:'), 30_000);
   });
 } catch (e) {
   steps.results.push({ name: 'harness', ok: false, error: String(e?.stack ?? e) });
