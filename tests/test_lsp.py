@@ -158,6 +158,26 @@ async def test_plan_resume_matches_resume_dry_run_and_launches_nothing(client: L
     assert not STORES.launches.exists(), "the server must never launch a runtime"
 
 
+async def test_plan_resume_without_write_names_the_brief_and_writes_none(client: LanguageClient, home: Path) -> None:
+    """The editor shows a plan made with write false and asks again with write true once confirmed, so a
+    declined new session leaves no brief in handoffs/ (as `segue resume` writes it only when launching)."""
+    rt = present_runtimes()[0]
+    top = STORES.sessions(rt, top_level_only=True)[0]
+    other = next(r for r in RUNTIMES if r != rt)
+    ref = f"{rt}:{top['id']}"
+    handoffs = home / "handoffs"
+    before = set(handoffs.iterdir()) if handoffs.is_dir() else set()
+    shown = await call(client, P.PLAN_RESUME, {"ref": ref, "runtime": other, "write": False})
+    assert shown["mode"] == "new_session" and shown["brief_path"] in shown["argv"][-1]
+    assert Path(shown["brief_path"]).parent == handoffs and not Path(shown["brief_path"]).exists()
+    assert (set(handoffs.iterdir()) if handoffs.is_dir() else set()) == before
+    launched = await call(client, P.PLAN_RESUME, {"ref": ref, "runtime": other, "write": True})
+    assert Path(launched["brief_path"]).is_file() and set(handoffs.iterdir()) - before == {Path(launched["brief_path"])}
+    assert _without_brief(launched) == _without_brief(shown)
+    native = await call(client, P.PLAN_RESUME, {"ref": ref, "write": False})
+    assert native["mode"] == "native" and native["brief_path"] is None
+
+
 def _without_brief(plan: dict[str, Any]) -> dict[str, Any]:
     return dict(plan, brief_path=None, argv=plan["argv"][:-1])
 

@@ -389,6 +389,36 @@ try {
     if (/^install /i.test(clip)) throw new Error(`copied prose, not a command: ${clip}`);
   });
 
+  await steps.step('Continue in Another Runtime writes its brief only once confirmed: Cancel leaves none behind', async () => {
+    const s = plain;
+    const other = s.runtime === 'codex' ? 'claude' : 'codex'; // both fake CLIs are installed
+    const handoffs = path.join(r.dirs.state, 'handoffs');
+    const briefs = () => (fs.existsSync(handoffs) ? fs.readdirSync(handoffs).filter((f) => f.endsWith('.md')) : []);
+    const start = async () => {
+      await quiet(page);
+      await openQuickPick(page, 'Segue: Resume in Another Runtime', 'Resume in another runtime');
+      await pick(s);
+      await quickPick(page, 'Continue');
+      await pickRow(page, names[other], [names[other]]);
+      return dialog(page);
+    };
+    const before = briefs();
+    await start();
+    await clickDialogButton(page, 'Cancel');
+    await sleep(500);
+    const left = briefs().filter((f) => !before.includes(f));
+    if (left.length) throw new Error(`a declined launch left a brief behind: ${left.join(', ')}`);
+    const record = path.join(r.dirs.out, `resume-${other}`);
+    fs.rmSync(record, { force: true });
+    await start();
+    await clickDialogButton(page, 'Start Session');
+    await waitFor('the other runtime to record its argv', () => fs.existsSync(record), 30_000);
+    const made = briefs().filter((f) => !before.includes(f));
+    if (made.length !== 1) throw new Error(`briefs written on confirming: ${made.join(', ') || 'none'}`);
+    const rec = readRecord(record);
+    if (!rec.argv.some((a) => a.includes(path.join(handoffs, made[0])))) throw new Error(`the first prompt does not name ${made[0]}: ${JSON.stringify(rec.argv)}`);
+  });
+
   await steps.step('Hand off from the brief: the view marks it, the status bar counts down, a click revokes it', async () => {
     const s = plain;
     await runCommand(page, 'Segue: Open Brief');

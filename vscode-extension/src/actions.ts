@@ -144,7 +144,8 @@ export class Actions {
   async resume(t: Target, params: Omit<PlanResumeParams, 'ref'> = {}): Promise<vscode.Terminal | undefined> {
     let plan: Plan;
     try {
-      plan = await this.server.request(Methods.planResume, { ref: t.ref, ...params });
+      // shown first, written only once confirmed: a declined new session leaves no brief behind
+      plan = await this.server.request(Methods.planResume, { ref: t.ref, ...params, write: false });
     } catch (e) {
       if (isCode(e, ERROR_CODES.missing_directory)) {
         const choose = 'Choose Another Directory…';
@@ -164,16 +165,28 @@ export class Actions {
       await showError(e, this.log);
       return undefined;
     }
-    return this.confirmAndLaunch(plan);
+    return this.confirmAndLaunch(plan, { ref: t.ref, ...params });
   }
 
   /** The plan in a modal; nothing runs unless the person says so (a live or handed-off session: a warning,
-   * and the button says "Anyway"). */
-  async confirmAndLaunch(plan: Plan): Promise<vscode.Terminal | undefined> {
+   * and the button says "Anyway"). `unwritten`: the plan was made without writing its brief (write: false);
+   * once confirmed, a new-session plan is made again with the brief written, and that one runs. */
+  async confirmAndLaunch(plan: Plan, unwritten?: PlanResumeParams): Promise<vscode.Terminal | undefined> {
     const { question, button, warn } = confirmation(plan);
     const show = warn ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
     const choice = await show(question, { modal: true, detail: planDetail(plan, Date.now()) }, button);
-    return choice === button ? this.launch(plan) : undefined;
+    if (choice !== button) {
+      return undefined;
+    }
+    if (unwritten && plan.brief_path) {
+      try {
+        plan = await this.server.request(Methods.planResume, { ...unwritten, write: true });
+      } catch (e) {
+        await showError(e, this.log);
+        return undefined;
+      }
+    }
+    return this.launch(plan);
   }
 
   /** argv goes to the pty as an argument vector: no shell parses session text. On POSIX a fixed sh script runs

@@ -88,6 +88,7 @@ export interface PlanResumeParams {
   runtime?: Runtime | null;
   new?: boolean;
   cwd?: string | null;
+  write?: boolean;
 }
 
 export interface EmitTokenParams {
@@ -423,7 +424,10 @@ export type MethodMap = {
   'segue/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
   /** The brief of a session: its Markdown and the facts it is written from. */
   'segue/brief': { params: RefParams; result: BriefResult };
-  /** The plan of `segue resume --dry-run`; nothing is launched. */
+  /**
+   * The plan of `segue resume`; nothing is launched. A new session's brief is written unless `write` is
+   * false.
+   */
   'segue/planResume': { params: PlanResumeParams; result: Plan };
   /** A single-use handoff token for the session. */
   'segue/emitToken': { params: EmitTokenParams; result: EmitTokenResult };

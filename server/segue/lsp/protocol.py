@@ -136,6 +136,9 @@ class PlanResumeParams:
     runtime: str | None = attrs.field(default=None, metadata={"wire_type": Runtime | None})
     new: bool = False
     cwd: str | None = None
+    # False: a new-session plan names the brief it would write, and nothing is written (the editor shows the
+    # plan so, and asks again with True once the person confirms: a declined launch leaves no brief behind)
+    write: bool = True
 
 
 @attrs.define
@@ -479,7 +482,9 @@ METHODS: tuple[Method, ...] = (
            "its subagents with include_subagents); `total` is how many top-level sessions match the filters, "
            "`next_offset` the offset of the next page (null on the last one). No params: every session."),
     Method(BRIEF, RefParams, BriefResult, "The brief of a session: its Markdown and the facts it is written from."),
-    Method(PLAN_RESUME, PlanResumeParams, Plan, "The plan of `segue resume --dry-run`; nothing is launched."),
+    Method(PLAN_RESUME, PlanResumeParams, Plan,
+           "The plan of `segue resume`; nothing is launched. A new session's brief is written unless `write` is"
+           " false."),
     Method(EMIT_TOKEN, EmitTokenParams, EmitTokenResult, "A single-use handoff token for the session."),
     Method(CLAIM_TOKEN, ClaimTokenParams, ClaimTokenResult, "Claims a handoff token: `segue handoff claim --json`."),
     Method(TOKEN_STATUS, NoParams, TokenStatusResult, "Tokens still within their lifetime (never a token)."),

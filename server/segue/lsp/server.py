@@ -217,7 +217,8 @@ def brief(ls: SegueServer, p: P.RefParams, cancelled: Callable[[], bool], progre
 @request(P.PLAN_RESUME, P.PlanResumeParams)
 def plan_resume(ls: SegueServer, p: P.PlanResumeParams, cancelled: Callable[[], bool],
                 progress: _Progress | None) -> Json:
-    return ls.svc().plan_resume(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, cancelled=cancelled).to_json()
+    return ls.svc().plan_resume(p.ref, runtime=p.runtime, new=p.new, cwd=p.cwd, write=p.write,
+                                cancelled=cancelled).to_json()
 
 
 @request(P.EMIT_TOKEN, P.EmitTokenParams)
