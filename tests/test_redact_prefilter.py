@@ -71,6 +71,10 @@ def _samples(rng: random.Random) -> list[str]:
         "wandb login " + rand(hexd, 40), "rabbitmqctl add_user ops " + rand(alnum, 10) + "#",
         "hasło to " + rand(alnum, 10) + "!", "la API key de Datadog es " + rand(hexd, 32),
         "echo " + rand(alnum, 10) + "# | sudo -S true", ">>> os.environ['DB_PASSWORD']\n'" + rand(alnum, 10) + "'",
+        # the sixth pass (gen_heldout6's kinds)
+        "the password's " + rand(alnum, 10) + "#", "mongosh -u admin -p " + rand(alnum, 12),
+        "echo 'db:5432:app:ops:" + rand(alnum, 12) + "' >> ~/.pgpass", "LTAI" + rand(alnum, 20),
+        "mật khẩu là " + rand(alnum, 10) + "!", "Linode PAT: " + rand(hexd, 64),
     ]
 
 

@@ -56,6 +56,9 @@ _PLACEHOLDER_RE = recache.compile(
       | (.)\1{2,}                            # xxxx, 0000, yyy
       | \[REDACTED:[^\]]{0,64}\]
       | \[[A-Za-z][A-Za-z _-]{2,30}\]         # [hidden], [masked], [your token]
+      | \*{1,3}[A-Za-z][A-Za-z _-]{2,30}\*{1,3} # **REDACTED**, *hidden*
+      | \((?:sensitive(?:[ ]value)?|known[ ]after[ ]apply|masked|hidden|redacted|secret)\)
+                                             # Terraform's plan and state markers
       | (?:op|vault|ref\+[a-z0-9]{1,20}|sm|gcpsm|akv|keyvault|azurekeyvault|doppler|infisical|bws|secretsmanager)://\S{0,300}
                                              # secret managers' references (op://vault/item/field)
       | arn:aws:(?:secretsmanager|ssm):\S{0,300}
@@ -80,6 +83,10 @@ _STATE_WORDS = frozenset({
     "el", "una", "un", "incorrecte", "faux", "fausse", "invalide", "trop", "vide", "obligatoire", "expiré", "expirée",
     "le", "une", "incorreta", "incorreto", "errada", "errado", "muito", "vazia", "obrigatória", "o", "uma", "um",
     "sbagliata", "errata", "scaduta", "troppo", "vuota",
+    # pointers to where it is, in Italian and Portuguese ("la password è quella del file .env", "a senha: veja o cofre")
+    "quella", "quello", "questa", "stessa", "stesso", "solita", "vedi", "veja", "ver", "consulte", "nel", "nella",
+    "mesma", "mesmo", "na", "no", "salvata", "memorizzata", "salva", "armazenada", "guardada", "definida", "nuova",
+    "nova", "cambiata", "alterada", "generata", "gerada",
 })
 # a secret's name made of plain words (db-password, github_token): what --secret=… names, not a value
 _SECRET_NAME_RE = recache.compile(
@@ -167,8 +174,9 @@ def id_key(key: str) -> bool:
     words = key_words(key)
     while len(words) > 1 and words[-1].isdigit():
         words.pop()  # x-amz-id-2
-    if not words or "secret" in words or ("access" in words and "key" in words):
-        return False  # a secret's id (Vault's secret_id) and an access key's id (the pair's other half) are redacted
+    if not words or "secret" in words or (("access" in words or words[0] == "private") and "key" in words):
+        # a secret's id (Vault's secret_id), an access key's id (the pair's other half), a private key's id beside it
+        return False
     if words[-1] in _ID_LAST_WORDS or (words[-1].endswith("id") and words[-1][:-2] in _ID_OF):
         return True  # (x-amzn-requestid, traceid: the words glued)
     return len(words) > 1 and words[-1] in ("key", "token") and (
@@ -182,7 +190,7 @@ _ID_LAST_WORDS = frozenset({"id", "ids", "cursor", "etag", "digest", "sha", "has
                             "revision", "rev", "commit", "sum", "uuid", "guid", "uid", "ulid", "cid", "handle",
                             "iterator", "traceparent", "tracestate", "trace", "span", "correlation", "jti", "state",
                             "nonce", "next", "prev", "previous", "challenge", "marker", "kid", "x5t", "thumbprint",
-                            "ref", "hashid"})
+                            "ref", "hashid", "after", "before"})  # (after/before: cursors, starting_after)
 
 
 def _cli_flag_ok(value: str, m: re.Match[str], text: str) -> bool:
@@ -450,7 +458,8 @@ _NOT_SECRET_KEY_PAIRS = frozenset(
         "bucket", "foreign", "hot", "idx", "natural", "primary", "pub", "public", "schema", "sequence",
         "partition", "sort", "cache", "row", "index", "map", "csrf", "xsrf", "next", "page", "continuation",
         "cancellation", "idempotency", "dedup", "dedupe", "deduplication", "routing", "shard", "object", "composite",
-        "unique", "request"
+        # (and cursors' names: offset_token, syncToken, skipToken)
+        "unique", "request", "offset", "scroll", "sync", "resume", "paging", "pagination", "skip", "delta"
     }
 )
 
@@ -497,6 +506,8 @@ def _names_secret(key: str, family: frozenset[str], qualified_key: bool, last_ke
         return False
     if any(w in _MADE_UP_KEY_WORDS for w in words):
         return False  # mock_token, FAKE_API_KEY, example_password: named as made up
+    if words[0] == "cache" and words[-1] == "key":
+        return False  # a cache's key (actions/cache's cache-primary-key, cache-matched-key): a digest of lock files
     for i, w in enumerate(words):
         prev = words[i - 1] if i else ""
         if (w in family or ("password" in family and pw_word(w))) and prev not in _NOT_SECRET_KEY_PAIRS:
@@ -595,8 +606,8 @@ def _cjk_value_ok(value: str, m: re.Match[str], text: str) -> bool:
     """パスワードは X: the ASCII run after the keyword, with a digit or symbol (a bare English word is prose); after a
     key's or token's name (密钥是 X) one that looks random."""
     core = value.rstrip("。、」』.,;:!?)\"'")
-    if m.group("k") not in ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호"):
-        return _random_value_ok(core, m, text)
+    if m.group("k") not in ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "비번", "암호"):
+        return m.group("np") is None and _random_value_ok(core, m, text)  # a key's name needs its particle
     return len(core) >= 4 and not core.isalpha() and _context_ok(core, m, text) and core.lower() not in _STOPWORDS
 
 
@@ -656,6 +667,34 @@ def _twilio_ok(value: str, m: re.Match[str], text: str) -> bool:
     """Client(sid, 'hex32'): a generic Client( counts only with an AC… account SID or twilio in the text."""
     call = m.group(0)
     return _context_ok(value, m, text) and ("twilio" in call.lower() or "AC" in call or "twilio" in text.lower())
+
+
+# the first of the well-known accounts Hardhat and Anvil print at start (0xac0974…): documented, public
+_DEV_CHAIN_KEYS = ("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",)
+
+
+def _hardhat_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """accounts: ["0x…"]: a private key unless it is a local dev chain's documented one, or a run of one digit."""
+    core = value.lower().removeprefix("0x")
+    return core not in _DEV_CHAIN_KEYS and len(set(core)) > 4 and _context_ok(value, m, text)
+
+
+def _cloudflare_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """key = <37 hex>: Cloudflare's Global API Key where Cloudflare (or its X-Auth-Key header, CF_ names) is named."""
+    near = text[max(0, m.start() - 300) : m.end() + 100].lower()
+    return ("cloudflare" in near or "x-auth-key" in near or "cf_" in near) and _context_ok(value, m, text)
+
+
+# "here's the password, X": the comma form only after a determiner (not code's f(pw, salt))
+_COMMA_BEFORE_RE = recache.compile(r"(?i)\b(?:the|my|our|your|new|its)[ \t]{1,16}(?:[\w-]{1,20}[ \t]{1,16})?\Z")
+
+
+def _prose_comma_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"the password's X", "here's the password, X": a password in prose, not code."""
+    if m.group("p") == "," and _COMMA_BEFORE_RE.search(text, max(0, m.start() - 40), m.start()) is None:
+        return False
+    core = _unquote(value).rstrip(",;.:!?")
+    return not _CODE_RE.match(core) and _prose_value_ok(value, m, text)
 
 
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:

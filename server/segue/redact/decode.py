@@ -21,6 +21,11 @@ _PCT_TRIGGER = recache.compile(_PCT + r"[^%\s]{0,400}" + _PCT)  # two of them: a
 # a JSON key escaped inside a string: \"token\":
 _ESC_TRIGGER = recache.compile(r"\\\"[A-Za-z_][\w.-]{0,60}\\\"[ \t]{0,4}:")
 _ESC_RE = recache.compile(r"\\([\"'\\/])")
+# a file's lines escaped inside a string (a tool's result: "[deploy]\ntoken = …\n"): an escaped line break before
+# a key that names a secret, where the key's start is glued to the "n" of the escape
+_NL_TRIGGER = recache.compile(r"\\n[ \t]{0,8}[\w.-]{0,40}(?i:token|secret|passw|pwd|key|auth)[\w.-]{0,30}"
+                              r"[ \t]{0,4}[=:]")
+_NL_RE = recache.compile(r"(?:\\r)?\\n")
 # the glue between two quoted pieces of one value: closing quote, an operator or none, maybe a line break,
 # the same opening quote; 8+ token characters on both sides (shorter pieces are words and format strings)
 _TOKEN = r"A-Za-z0-9+/=_.~-"
@@ -99,7 +104,7 @@ def views(text: str) -> list[View]:
     return out
 
 
-_VIEWS = ((_PCT_TRIGGER, _PCT_RE, None, "%"), (_ESC_TRIGGER, _ESC_RE, None, "\\"),
+_VIEWS = ((_PCT_TRIGGER, _PCT_RE, None, "%"), (_ESC_TRIGGER, _ESC_RE, None, "\\"), (_NL_TRIGGER, _NL_RE, "\n", "\\"),
           *((glue, glue, "", q) for glue, q in zip(_GLUE_RES, "\"'", strict=True)))
 
 

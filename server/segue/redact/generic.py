@@ -50,7 +50,7 @@ _ID_PREFIXES = frozenset({
     "step", "job", "task", "node", "pod", "img", "image", "ch", "pi", "pm", "price", "prod", "inv", "in", "txn",
     "acct", "ord", "att", "doc", "chunk", "sess", "ctx", "op", "obj", "res", "ref", "rev", "snap",
     "ses", "prt", "per", "pty", "wrk", "tok", "seti", "src", "card", "ba", "py", "po", "tr", "si", "cs", "pk",
-    "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
+    "ii", "il", "test", "tests", "example", "sample", "dummy", "fake", "foo", "bar", "baz", "qux", "xxx", "abc",
 })
 _DIGEST_BEFORE_RE = LazyPattern(r"(?i)(?:sha\d{0,3}|md5|integrity|digest|hash|checksum|etag|crc\d*|nonce|salt)"
                                r"[\"']?\s{0,3}[:=,(]?\s{0,3}[\"']?\Z")
@@ -233,7 +233,9 @@ def _encoded_secret(run: str) -> bool:
     return decoded_scan is not None and decoded_scan(text)
 
 
-_PUBLIC_BLOCK_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?)-----"
+# (signatures too: a detached PGP or SSH signature is public, made to be published beside what it signs)
+_PUBLIC_BLOCK_RE = LazyPattern(r"-----BEGIN (?:[A-Z0-9 ]{0,40}PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?"
+                              r"|(?:PGP |SSH )?SIGNATURE)-----"
                               r"[\s\S]{0,65536}?(?:-----END [A-Z0-9 ]{0,60}-----|\Z)")
 _PUBLIC_NAME_RE = LazyPattern(r"(?i)(?:public|publishable)[_-]?(?:key|token)?[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z|"
                              r"public[A-Z]?\w{0,20}[\"']?\s{0,3}[:=]{1,2}\s{0,3}[\"']?\Z")
@@ -295,7 +297,7 @@ def shaped_tokens(text: str) -> list[Span]:
     out: list[Span] = []
     covered = 0
     public = ([m.span() for m in _PUBLIC_BLOCK_RE.finditer(text)]
-              if "-----BEGIN " in text and ("PUBLIC" in text or "CERTIFICATE" in text) else [])
+              if "-----BEGIN " in text and ("PUBLIC" in text or "CERTIFICATE" in text or "SIGNATURE" in text) else [])
     n = len(text)
     for start in _run16_starts(text):
         if start < covered:
@@ -384,11 +386,29 @@ _FILE_NAME_RE = LazyPattern(
     r"db|sqlite|png|jpe?g|gif|webp|ico|pdf|docx?|xlsx?|pptx?|zip|gz|tgz|tar|bz2|xz|zst|whl|jar|wasm|lock|bin)")
 
 
+# a cache's key in a CI log ("Cache restored from key: Linux-npm-<hash of the lock file>"): a digest, not a secret
+_CACHE_KEY_BEFORE_RE = LazyPattern(r"(?i)cache\b[^\n]{0,40}?\bkeys?[\"']?[ \t]{0,3}[:=]?[ \t]{0,3}[\"']?\Z")
+# a Kubernetes pod of a ReplicaSet: <name>-<pod-template-hash>-<5>, both drawn from the API server's alphabet
+# (written without vowels, and often as any lower-case alphanumerics)
+_POD_NAME_RE = LazyPattern(r"[a-z][a-z0-9-]{0,200}-[a-z0-9]{6,10}-[a-z0-9]{5}")
+# GitHub Actions' cache keys by convention: the runner's OS, words, a digest of the lock files
+# (Linux-pip-<sha256>, node-cache-Linux-x64-npm-<sha256>, v2-deps-Windows-<sha1>)
+_OS_CACHE_KEY_RE = LazyPattern(r"(?:[A-Za-z0-9_.]+-)*(?:Linux|Windows|macOS|Darwin|ubuntu[\w.]*)(?:-[A-Za-z0-9_.]+)*?"
+                               r"-[0-9a-f]{32,128}")
+# and any words-then-digest key where a cache is spoken of before it (key: deps-<sha256> under actions/cache)
+_DIGEST_KEY_RE = LazyPattern(r"(?:[A-Za-z0-9_.]+-)+[0-9a-f]{32,128}")
+_CACHE_NEAR_RE = LazyPattern(r"(?i)cache|hashfiles|restore-keys")
+
+
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
     run = text[a:b]
-    if _DIGEST_BEFORE_RE.search(text, max(0, a - 24), a):
+    if _DIGEST_BEFORE_RE.search(text, max(0, a - 24), a) or _CACHE_KEY_BEFORE_RE.search(text, max(0, a - 60), a):
+        return None
+    if _POD_NAME_RE.fullmatch(run) or _OS_CACHE_KEY_RE.fullmatch(run):
+        return None
+    if _DIGEST_KEY_RE.fullmatch(run) and _CACHE_NEAR_RE.search(text, max(0, a - 400), a):
         return None
     if len(run) >= 32 and "." not in run and _B64_RUN_RE.fullmatch(run) and _encoded_secret(run):
         return a, b, "encoded-secret"
@@ -451,6 +471,8 @@ def quoted_literals(text: str) -> list[Span]:
         if any(w in ("public", "publishable", "example", "sample", "test", "dummy", "fake") for w in words):
             continue
         core = value.strip("=")
+        if "_" in value and value.split("_", 1)[0].lower() in _ID_PREFIXES:
+            continue  # an object's id by its prefix ("customer": "cus_…", "balance_transaction": "txn_…")
         if value.count("/") > 1 or value.startswith(("/", ".", "~")) or _UUID_RE.search(value):
             continue  # a path
         if _HEX_RE.fullmatch(core) or re.fullmatch(r"[\d.]+|v?\d+(?:\.\d+)+[\w.+-]*", value):
@@ -587,14 +609,19 @@ def k8s_secret_values(text: str) -> list[Span]:
 _OUTPUT_LINE = r"[ \t]{1,4}(?P<cmd>[^\n]{1,300})\r?\n[ \t]{0,8}(?P<s>[^\s]{16,4000})[ \t]*(?=\r?\n|\Z)"
 _PROMPT_RES = (("$", recache.compile(r"\$" + _OUTPUT_LINE)),
                ("PS", recache.compile(r"PS(?: [^\n>]{1,200})?>" + _OUTPUT_LINE)))
-_ARG_SPLIT_RE = recache.compile(r"[\s/\\=:'\"|<>]+")
+_ARG_SPLIT_RE = recache.compile(r"[\s/\\=:'\"|<>()]+")
+# (and key generators whose output is the key: wg genkey, wg genpsk)
 _PRINTS_SECRET_WORDS = frozenset({"key", "apikey", "secret", "secrets", "token", "tokens", "credential", "credentials",
-                                  "creds", "pgpass", "netrc", "passphrase", "pat"})
+                                  "creds", "pgpass", "netrc", "passphrase", "pat", "genkey", "genpsk", "privatekey"})
+# a command that prints a public key or reads from one (wg pubkey < privatekey, cat id_ed25519.pub)
+_PUBLIC_CMD_RE = recache.compile(r"(?i)pubkey|\.pub\b|public")
 
 
 def _names_secret_arg(cmd: str) -> bool:
     from segue.redact.checks import key_words, pw_word  # checks imports nothing from here
 
+    if _PUBLIC_CMD_RE.search(cmd):
+        return False
     for piece in _ARG_SPLIT_RE.split(cmd):
         words = key_words(piece)
         if words and words[-1] in ("pub", "public", "id", "name", "names", "list", "ls", "type", "length"):
@@ -645,7 +672,8 @@ def grouped_tokens(text: str) -> list[Span]:
                     body = "".join(groups)
                     digits = sum(any(c.isdigit() for c in g) and any(c.isalpha() for c in g) for g in groups)
                     if (digits * 2 >= len(groups) and random_body(body, 16) and shannon(body) >= 3.5
-                            and not _UUID_RE.fullmatch(m.group("body"))):
+                            and not _UUID_RE.fullmatch(m.group("body"))
+                            and not _POD_NAME_RE.fullmatch(text, i, m.end())):
                         out.append((i, m.end(), "prefixed-token"))
             i = low.find(mark, i + 1)
     return sorted(set(out))
@@ -745,7 +773,7 @@ def keyed_object_values(text: str) -> list[Span]:
 # In [n]: … Out[n]:), > process.env.DB_PASSWORD then 'value' (node)
 _REPL_RE = LazyPattern(r"(?m)^(?:>>>|>|In \[\d{1,5}\]:)[ \t]{1,4}"
                        r"(?P<cmd>[^\n=]{1,300})\r?\n(?:Out\[\d{1,5}\]:[ \t])?[ \t]{0,4}"
-                       r"(?P<s>'[^'\n]{4,400}'|\"[^\"\n]{4,400}\")[ \t]*$")
+                       r"[bB]?(?P<s>'[^'\n]{4,400}'|\"[^\"\n]{4,400}\")[ \t]*$")
 
 
 def repl_echoes(text: str) -> list[Span]:
@@ -757,4 +785,34 @@ def repl_echoes(text: str) -> list[Span]:
         if (" " not in core.strip() and core.lower() not in _STOPWORDS and _names_secret_arg(m.group("cmd"))
                 and _context_ok(m.group("s"), m, text)):
             out.append((m.start("s") + 1, m.end("s") - 1, "repl-echo"))
+    return out
+
+
+# a wallet's recovery phrase (BIP-39): 12 to 24 short lower-case words after a word that names it (mnemonic, seed
+# phrase, kurtarma ifadesi, 助记词); not Hardhat's and the test vectors' public stand-ins (test test … junk, abandon
+# abandon … about: a word or two repeated)
+SEED_WORDS = ("mnemonic", "seed", "phrase", "recovery", "bip39", "bip-39", "wallet", "助记词", "ifade", "tohum",
+              "kelime", "frase", "palabras", "mnémonique")
+_SEED_RUN_RE = LazyPattern(r"(?<![A-Za-z'-])[a-z]{3,8}(?:[ \t]{1,2}[a-z]{3,8}){11,23}(?![A-Za-z'-])")
+_SEED_NOT_WORDS = frozenset({"the", "and", "for", "you", "with", "that", "this", "are", "was", "not", "but", "have",
+                             "from", "they", "will", "can", "our", "your", "its", "has", "had", "his", "her", "who",
+                             "been", "were", "which", "when", "what", "there", "their", "then", "than", "into",
+                             "should", "would", "could", "does", "use", "using", "words", "phrase", "seed", "here"})
+
+
+def seed_phrases(text: str) -> list[Span]:
+    low = text.lower()
+    out: list[Span] = []
+    seen = -1
+    for i in sorted(i for w in SEED_WORDS for i in _finds(low, w)):
+        if i < seen:
+            continue
+        m = _SEED_RUN_RE.search(text, i, min(len(text), i + 400))
+        if m is None or m.start() - i > 160:
+            continue
+        words = m.group().split()
+        if len(set(words)) <= len(words) // 2 or sum(w in _SEED_NOT_WORDS for w in words) > 1:
+            continue  # a word repeated (stand-ins), or a sentence
+        out.append((m.start(), m.end(), "seed-phrase"))
+        seen = m.end()
     return out

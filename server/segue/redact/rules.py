@@ -24,18 +24,21 @@ from segue.redact.checks import (
     _bearer_ok,
     _cjk_value_ok,
     _cli_flag_ok,
+    _cloudflare_ok,
     _conn_ok,
     _context_ok,
     _curl_ok,
     _curl_token_ok,
     _env_ok,
     _generic_ok,
+    _hardhat_ok,
     _htpasswd_ok,
     _key_prose_ok,
     _keyed,
     _named_value_ok,
     _password_ok,
     _pgpass_ok,
+    _prose_comma_ok,
     _prose_ok,
     _prose_value_ok,
     _random_value_ok,
@@ -55,6 +58,7 @@ from segue.redact.checks import (
 from segue.redact.common import _HANDOFF_SCAN_RE
 from segue.redact.generic import (
     GROUP_MARKS,
+    SEED_WORDS,
     SHAPE_GATE,
     SHORT_MARKS,
     command_output,
@@ -65,6 +69,7 @@ from segue.redact.generic import (
     prose_as,
     quoted_literals,
     repl_echoes,
+    seed_phrases,
     shaped_tokens,
     short_prefixed,
     value_named_after,
@@ -146,16 +151,17 @@ _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 # a key's or a token's name in prose, in the languages prompts are written in (English "key" is judged with the word
 # before it, in checks._key_prose_ok); CJK names are in password-prose-cjk, which needs no blank around them
-_KEY_NAMES_EN = "secret[_-]key(?:[_-]base)?|token|secret|key"
+_KEY_NAMES_EN = "secret[_-]key(?:[_-]base)?|token|secret|key|pat"
 _KEY_NAMES_INTL = ("clé|clef|clave|chave|schlüssel|schluessel|chiave|klucz|nyckel|anahtar|anahtarı|ключ|токен"
-                   "|секрет|رمز|الرمز|مفتاح|المفتاح|توكن|التوكن")
+                   "|секрет|رمز|الرمز|مفتاح|المفتاح|توكن|التوكن|sleutel")
 _KEY_COPULAS = r"est|es|é|ist|è|is|was|jest|to|lautet|это|—|–|هو|هي|है|c'est|era|sono|är|er|are"
 # after an English name: "to" only right after it ("set RAILS_MASTER_KEY to X"; "the key I use to encrypt …" is prose)
 _KEY_COPULAS_EN = _KEY_COPULAS.replace("|to|", "|") + r"|to(?:(?<=key to)|(?<=token to)|(?<=secret to))"
 _CJK_KEY_NAMES = "密钥|秘钥|私钥|令牌|金鑰|密鑰|秘密鍵|トークン|キー|토큰|시크릿|키"
 _PW_NAMES_INTL = ("hasło|hasła|haslo|пароль|пароля|şifre|şifrem|şifresi|şifreniz|parola|parolası|parolam|mdp|كلمة (?:ال)?مرور"
-                  "|كلمة (?:ال)?سر|पासवर्ड|mot de passe|contraseña|senha|passwort|wachtwoord|kennwort|lösenord")
-_PW_COPULAS_INTL = r"to|jest|brzmi|est|c'est|es|é|ist|lautet|это|—|–|-|هي|هو|है|olarak|è|är|был|была"
+                  "|كلمة (?:ال)?سر|पासवर्ड|mot de passe|contraseña|senha|passwort|wachtwoord|kennwort|lösenord"
+                  "|kata sandi(?:nya)?|sandi(?:nya)?|mật khẩu|mat khau")
+_PW_COPULAS_INTL = r"to|jest|brzmi|est|c'est|es|é|ist|lautet|это|—|–|-|هي|هو|है|olarak|è|är|был|была|adalah|yaitu|ialah|là"
 # blanks in prose: French sets a (narrow) no-break space before its colon ("mot de passe : X")
 _SPN = r"[ \t\u00a0\u202f]{0,16}"
 _SPN1 = r"[ \t\u00a0\u202f]{1,16}"
@@ -545,7 +551,7 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)\b(?:password|passwd|passwort|pw|pwd|passcode|passphrase|contraseña|contrasena|senha|mot de passe"
             r"|kennwort|wachtwoord)" + _SP1
             + r"(?:for|of|to|on|at|für|pour|para|per|voor|dla|von|de|du|do|da|del|van)" + _SP1
-            + r"[^\n.:=]{1,60}?" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=|:)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
+            + r"[^\n.:=]{1,60}?(?:" + _SP1 + r"(?:" + _COPULAS + r"|is|was|=)|" + _SP + r":)(?P<sep>" + _SP + r":?" + _SP + r")(?P<s>(?!-)" + _QV
             + "|(?![-(<])" + _BARE + ")"), ("pass", "pw", "contrase", "senha", "mot de passe", "kennwort", "wachtwoord"),
          _prose_value_ok, starts=_AT_KEYWORD),
     # "le mot de passe root est X", "das Passwort von root ist X": one word (after a preposition or not) between
@@ -560,12 +566,51 @@ RULES: tuple[Rule, ...] = (
          _r(r"(?i)(?:password|passwd|passphrase|passcode|pw|pwd)" + _SP1 + r"(?:back" + _SP1 + r")?to" + _SP1
             + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("pass", "pw"), _set_to_ok, starts=_AT_KEYWORD),
+    # "the password's X", "here's the password, X" (English, with no copula but the possessive or a comma)
+    Rule("password-prose-comma", 2,
+         _r(r"(?i)\b(?:password|passwd|passphrase|pw|pwd)(?P<p>'s|’s|,)" + _SP1 + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
+         ("pass", "pw"), _prose_comma_ok, starts=_AT_KEYWORD),
+    # Cloudflare's Global API Key: 37 hex (no digest is that long), as a key's value where Cloudflare is named
+    Rule("cloudflare-global-key", 2,
+         _r(r"(?i)key[\"']?" + _SP + r"[:=,]" + _SP + r"[\"']?(?P<s>[0-9a-f]{37})(?![0-9a-z])"), ("key",), _cloudflare_ok,
+         gate=_r(r"[:=,][ \t]{0,16}[\"']?[0-9a-f]{37}")),
+    # a Google service account's private_key_id (40 hex) beside its key, in its JSON (JSON-escaped too)
+    Rule("gcp-private-key-id", 2,
+         _r(r"private_key_id\\?[\"']?[ \t]{0,3}[:=][ \t]{0,3}\\?[\"']?(?P<s>[0-9a-f]{40})(?![0-9a-zA-Z])"),
+         ("private_key_id",), _context_ok),
+    # Alibaba Cloud AccessKey ids (LTAI and 12-20 alphanumerics), and the 30-character secret passed right after one
+    Rule("alibaba-access-key-id", 1, _r(r"\bLTAI[A-Za-z0-9]{12,20}\b"), ("ltai",), _aws_ok, starts=_AT_KEYWORD),
+    Rule("alibaba-secret-after-key-id", 2,
+         _r(r"\bLTAI[A-Za-z0-9]{12,20}[\"']?" + _SP + r"[,:;]?" + _SP + r"[\"']?(?P<s>[A-Za-z0-9]{30})(?![A-Za-z0-9])"),
+         ("ltai",), _aws_pair_ok),
+    # a wallet's recovery phrase after the word that names it (generic.seed_phrases)
+    Rule("seed-phrase", 2, _r(r"[a-z]{3,8} [a-z]{3,8} [a-z]{3,8}"), SEED_WORDS, finder=seed_phrases),
+    # Hardhat/Foundry configs: accounts: ["0x<private key>", …]
+    Rule("hardhat-accounts-key", 2,
+         _r(r"(?i)\baccounts[\"']?" + _SP + r"[:=]" + _SP + r"\[" + _SP + r"(?:[\"'](?:0x)?[0-9a-f]{64}[\"']" + _SP + ","
+            + _SP + r")*[\"'](?P<s>(?:0x)?[0-9a-f]{64})[\"']"), ("accounts",), _hardhat_ok),
+    # Laravel's APP_KEY shape wherever it is printed (key:generate --show, "Application key [base64:…] set")
+    Rule("base64-app-key", 2, _r(r"(?<![\w+/-])base64:(?P<s>[A-Za-z0-9+/]{43}=)(?![A-Za-z0-9+/=])"), ("base64:",),
+         _random_value_ok),
+    # MongoDB's shells and tools: -p PASSWORD (mongosh -u admin -p 'X')
+    Rule("mongo-password", 2,
+         _r(r"\bmongo(?:sh|dump|restore|import|export|stat|top|files)?\b[^\n|;&]{0,300}?[ \t]-p" + _SP1
+            + r"(?P<s>" + _QV + r"|(?!-)" + _BARE + ")"), ("mongo",), _context_ok, starts=_AT_KEYWORD),
+    # a .pgpass line written by echo or printf (echo "host:5432:db:user:X" >> ~/.pgpass)
+    Rule("pgpass-echo", 2,
+         _r(r"\b(?:echo|printf)" + _SP1 + r"(?:-[ne]" + _SP1 + r")?[\"']?(?:\*|[A-Za-z0-9_.-]{1,253}):(?:\*|\d{2,5}):[\w.$*-]{1,100}"
+            r":[\w.@$*-]{1,100}:(?P<s>[^\s\"':]{1,200})[\"']?" + _SP + r"(?:>>?|\|" + _SP + r"(?:sudo" + _SP1 + r")?tee(?:" + _SP1
+            + r"-a)?)" + _SP + r"\S{0,200}pgpass"), ("pgpass",), _context_ok, starts=Starts(("echo", "printf"))),
+    # Go's MySQL driver DSN: user:password@tcp(host:port)/db (no scheme, so url-credentials does not see it)
+    Rule("go-mysql-dsn", 2,
+         _r(r"(?<![\w:/@.-])[\w.-]{1,64}:(?P<s>[^\s:@/\"'`]{1,200})@(?:tcp|unix|udp)(?:6)?\("), ("@tcp(", "@unix(", "@udp("),
+         _url_ok),
     # "パスワードは X です", "パスワード：X", "密码是 X", "비밀번호는 X": passwords are ASCII, the prose around them not
     # (and a key or token's name: "Razorpay 密钥是 X", "APIキー：X", "토큰은 X"; "密码为：X", "密码设置成 X")
     Rule("password-prose-cjk", 2,
-         _r(r"(?P<k>パスワード|暗証番号|密码|密碼|口令|비밀번호|암호|" + _CJK_KEY_NAMES + r")(?:[ \t]{0,2}(?:は|が|を|:|：|=|＝|是|为|為"
-            r"|는|은|:|设置?成|设为|改成了?|改为|更改为|变成|就是)){1,2}[ \t\u3000]{0,4}(?:「|『|\"|')?(?P<s>[!-~]{4,200})"),
-         ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호", *_CJK_KEY_NAMES.split("|")), _cjk_value_ok),
+         _r(r"(?P<k>パスワード|暗証番号|密码|密碼|口令|비밀번호|패스워드|비번|암호|" + _CJK_KEY_NAMES + r")(?:(?:[ \t]{0,2}(?:は|が|を|:|：|=|＝|是|为|為"
+            r"|는|은|:|设置?成|设为|改成了?|改为|更改为|变成|就是)){1,2}[、，,]?|(?P<np>(?=[ \t])))[ \t\u3000]{0,4}(?:「|『|\"|')?(?P<s>[!-~]{4,200})"),
+         ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "패스워드", "비번", "암호", *_CJK_KEY_NAMES.split("|")), _cjk_value_ok),
     # "ma clé API est X", "mi clave de Azure es X", "la API key de Datadog es X", "il token personale di Linode è X",
     # "мой токен Vercel: X", "مفتاح Twilio: X", "the encryption key: X": a key's or token's name, a few words, a copula
     # or a colon, then a value that looks random (checks._key_prose_ok: what the words between say)
@@ -575,7 +620,7 @@ RULES: tuple[Rule, ...] = (
             + r"|[：是为為])|(?(kf)(?=" + _SPN1 + _DIGIT_AHEAD + r")|(?!)))" + _SPN
             # (8+ characters, not a lower-case word: what _key_prose_ok would refuse anyway, refused here cheaply)
             + r"(?=\S{8})(?![a-z.:,;!?()-]{0,200}(?:\s|$))(?P<s>" + _QV + "|" + _BARE + ")"),
-         ("token", "secret", "key", *(w for w in _KEY_NAMES_INTL.split("|") if w != "anahtarı")), _key_prose_ok,
+         ("token", "secret", "key", "pat", *(w for w in _KEY_NAMES_INTL.split("|") if w != "anahtarı")), _key_prose_ok,
          starts=_AT_KEYWORD),
     # "hasło to X", "мой пароль X", "пароль от базы — X", "şifrem X", "كلمة المرور هي X", "मेरा पासवर्ड X है",
     # "le mdp est X", "mon mot de passe c'est X": a password's name in the languages prompts are written in; the value
@@ -585,7 +630,7 @@ RULES: tuple[Rule, ...] = (
             + r")(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"[:：]|(?=" + _SPN1 + _NOT_WORD_AHEAD + r")))" + _SPN1
             + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("hasło", "hasła", "haslo", "парол", "şifre", "parola", "mdp", "كلمة", "पासवर्ड", "mot de passe",
-          "contraseña", "senha", "passwort", "wachtwoord", "kennwort", "lösenord"),
+          "contraseña", "senha", "passwort", "wachtwoord", "kennwort", "lösenord", "sandi", "mật khẩu", "mat khau"),
          _prose_value_ok, starts=_AT_KEYWORD),
     # a user and a password as one path-like pair: "login with root/X", "ssh as deploy / X"
     Rule("login-user-slash-password", 2,
