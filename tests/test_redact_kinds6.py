@@ -85,6 +85,14 @@ TOOLS = [
     (f'MNEMONIC="{SEED}"', SEED),
     (f"cüzdan kurtarma ifadem: {SEED}", SEED),
     (f"my wallet's seed phrase is {SEED} — keep it offline", SEED),
+    (f'"headers": [\n  {{\n    "name": "authorization",\n    "value": "Basic {B44}"\n  }}\n]', B44),
+    ("define( 'DB_PASSWORD', 'correct-horse-battery' );", "correct-horse-battery"),
+    ("connection bridge-01\naddress broker.acme.io:8883\nremote_username bridge\nremote_password sunshine", "sunshine"),
+    ("port 6379\nrequirepass marmalade\nmaxmemory 2gb", "marmalade"),
+    (f"$ openssl rand -hex 32\n{H64}", H64),
+    (f"$ openssl rand -base64 32\n{B44}", B44),
+    (f'{{"command": "openssl rand -hex 32", "output": "{H64}"}}', H64),
+    (f'{{"stdout": "{H64}\\n", "command": "head -c 32 /dev/urandom | xxd -p -c 64"}}', H64),
 ]
 
 CASES = PASSWORDS + KEYS + TOOLS
@@ -134,7 +142,21 @@ LOOK_ALIKES = [
     "def check(password, salt=DEFAULT_SALT): ...",
     f'key = "{H37}"',
     "base64:short=",
+    # temporary and build directories in absolute paths, and one directive alone (prose, not a config)
+    "/tmp/tmpXq7pL2vR9mKz3Wb8/pip-build-env-k3Zq8vLx7WtR9pN4/overlay",
+    "2026-12-08T10:01:02Z ERROR open /data/uploads/tmp/upload_Xq7pL2vR9mKz3Wb8Tn5Yc4Q1wErTyU7: permission denied",
+    "rsync: /srv/backups/auth_k3Zq8vLx7WtR9pN4cYb6Hs1Fj5Gd0Ae3/ failed",
+    "removed directory '/tmp/secret-Xq7pL2vR9mKz3Wb8Tn5Yc4Q1wErTyU7/'",
+    "password sunshine",
+    "password required\nretry later",
+    # a command that neither names nor draws a secret
+    '{"command": "git rev-parse HEAD", "output": "' + H40 + '"}',
 ]
+
+
+def test_a_token_in_an_api_path_is_still_redacted(r: Redactor) -> None:
+    out, _ = r.redact("curl https://api.acme.io/v1/keys/sk_live_Xq7pL2vR9mKz3Wb8Tn5Yc4Q1wErTyU7")
+    assert "Xq7pL2vR9mKz3Wb8Tn5Yc4Q1wErTyU7" not in out
 
 
 @pytest.mark.parametrize("text", LOOK_ALIKES)

@@ -697,6 +697,20 @@ def _prose_comma_ok(value: str, m: re.Match[str], text: str) -> bool:
     return not _CODE_RE.match(core) and _prose_value_ok(value, m, text)
 
 
+_DIRECTIVE_LINE_RE = recache.compile(r"(?m)^[ \t]{0,16}[a-z_]{2,40}[ \t]{1,16}\S[^\n]{0,300}$")
+
+
+def _directive_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """remote_password X alone on its line: a config of directives (another such line) and a password's name."""
+    if not _names_secret(m.group("k"), _PW_KEY_WORDS, False) and m.group("k").lower() != "masterauth":
+        return False
+    core = value.lower()
+    if core in _STOPWORDS or core in _STATE_WORDS or _fs_path(value) or not _context_ok(value, m, text):
+        return False
+    others = [d for d in _DIRECTIVE_LINE_RE.finditer(text) if not d.start() <= m.start() < d.end()]
+    return bool(others)
+
+
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
     """htpasswd takes the password on the command line only with -b."""
     return "b" in m.group("f") and _context_ok(value, m, text)

@@ -400,6 +400,9 @@ _DIGEST_KEY_RE = LazyPattern(r"(?:[A-Za-z0-9_.]+-)+[0-9a-f]{32,128}")
 _CACHE_NEAR_RE = LazyPattern(r"(?i)cache|hashfiles|restore-keys")
 
 
+_FS_HEAD_RE = LazyPattern(r"(?:[a-z][a-z0-9_-]{1,30}|\.[\w-]{1,30}|[A-Z][a-z]{2,20})/")
+
+
 def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     while b > a and text[b - 1] in ".-_~":  # end of a sentence, not of the token
         b -= 1
@@ -413,7 +416,10 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
     if len(run) >= 32 and "." not in run and _B64_RUN_RE.fullmatch(run) and _encoded_secret(run):
         return a, b, "encoded-secret"
     # path segments and base64 runs: judge each piece between slashes; a random piece of a base64 run
-    # (it has + or = and no dot) takes the rest of the run with it
+    # (it has + or = and no dot) takes the rest of the run with it. In an absolute file path (/tmp/…, ~/…: a plain
+    # directory name first) a prefixed random piece is a temporary or build directory (mktemp's secret-XXXX,
+    # pip-build-env-…, upload_…), not a token
+    fs_path = not url and text[a - 1 : a] == "/" and _FS_HEAD_RE.match(run) is not None
     pos = a
     for seg in run.split("/"):
         end = pos + len(seg)
@@ -423,7 +429,7 @@ def _judge(text: str, a: int, b: int, url: bool) -> Span | None:
         bare_ok = seg == run or (url and _SECRET_PATH_RE.search(run) is not None)
         bare_ok = bare_ok and text[max(0, a - 7) : a] != "base64,"
         path_ok = url and seg != run and _path_secret(seg, run)
-        if len(seg) >= 18 and (_prefixed(seg) or (bare_ok and _bare(seg)) or path_ok):
+        if len(seg) >= 18 and ((not fs_path and _prefixed(seg)) or (bare_ok and _bare(seg)) or path_ok):
             if "/" in run and "." not in run and ("+" in run or run.endswith("=")):
                 return pos, b, "prefixed-token"
             return pos, end, "prefixed-token"
@@ -617,11 +623,18 @@ _PRINTS_SECRET_WORDS = frozenset({"key", "apikey", "secret", "secrets", "token",
 _PUBLIC_CMD_RE = recache.compile(r"(?i)pubkey|\.pub\b|public")
 
 
+# commands whose output is a freshly drawn secret (docs say: generate the key with openssl rand -hex 32)
+_GENERATES_SECRET_RE = recache.compile(r"\bopenssl[ \t]+rand\b|\bpwgen\b|/dev/u?random\b|\bgenerate_key\b"
+                                       r"|\bgen\.secret\b|\brails[ \t]+secret\b|\bkey:generate\b")
+
+
 def _names_secret_arg(cmd: str) -> bool:
     from segue.redact.checks import key_words, pw_word  # checks imports nothing from here
 
     if _PUBLIC_CMD_RE.search(cmd):
         return False
+    if _GENERATES_SECRET_RE.search(cmd):
+        return True
     for piece in _ARG_SPLIT_RE.split(cmd):
         words = key_words(piece)
         if words and words[-1] in ("pub", "public", "id", "name", "names", "list", "ls", "type", "length"):
@@ -647,6 +660,31 @@ def command_output(text: str) -> list[Span]:
             if _UUID_RE.fullmatch(value) or not (random_body(core, 16) or hex_ok):
                 continue
             if _names_secret_arg(m.group("cmd")):
+                out.append((*m.span("s"), "command-output"))
+    return out
+
+
+_JSON_CMD_RE = LazyPattern(r"[\"'](?:command|cmd)[\"'][ \t]{0,8}:[ \t]{0,8}\"(?P<cmd>(?:[^\"\\\n]|\\.){1,300})\"")
+_JSON_OUT_RE = LazyPattern(r"[\"'](?:output|stdout|result|content)[\"'][ \t]{0,8}:[ \t]{0,8}\"[ \t]{0,4}"
+                           r"(?P<s>[^\s\"\\]{16,4000})(?:(?:\\r)?\\n)?[ \t]{0,4}\"")
+
+
+def tool_json_outputs(text: str) -> list[Span]:
+    """A tool call's command and its output in one JSON object: the output is one random token and the command
+    names a secret or draws one (as command_output judges a prompt's command and the line after it)."""
+    out: list[Span] = []
+    for c in _JSON_CMD_RE.finditer(text):
+        if not _names_secret_arg(c.group("cmd")):
+            continue
+        lo, hi = max(0, c.start() - 600), min(len(text), c.end() + 600)
+        for m in _JSON_OUT_RE.finditer(text, lo, hi):
+            between = text[min(m.end(), c.end()) : max(m.start(), c.start())]
+            if "{" in between or "}" in between:
+                continue  # not the same object
+            value = m.group("s")
+            core = re.sub(r"[-_.+/=~]", "", value)
+            hex_ok = _HEX_RE.fullmatch(core) is not None and len(core) >= 32
+            if not _UUID_RE.fullmatch(value) and (random_body(core, 16) or hex_ok):
                 out.append((*m.span("s"), "command-output"))
     return out
 

@@ -29,6 +29,7 @@ from segue.redact.checks import (
     _context_ok,
     _curl_ok,
     _curl_token_ok,
+    _directive_ok,
     _env_ok,
     _generic_ok,
     _hardhat_ok,
@@ -72,6 +73,7 @@ from segue.redact.generic import (
     seed_phrases,
     shaped_tokens,
     short_prefixed,
+    tool_json_outputs,
     value_named_after,
 )
 from segue.redact.keyblocks import _OPEN_KEY, _key_blocks
@@ -418,7 +420,12 @@ RULES: tuple[Rule, ...] = (
     Rule("keyed-call-argument", 2,
          _r(r"(?i)\(" + _SP + r"[\"'](?P<k>" + _KEY + r")[\"']" + _SP + "," + _SP + "(?P<s>" + _QV + ")"),
          ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth"),
-         _keyed(_secret_ok, _SECRET_KEY_WORDS | _PW_KEY_WORDS, True)),
+         _named_value_ok),  # (a password may be words: define('DB_PASSWORD', 'correct-horse-battery'))
+    # a password as a directive of a space-separated config (mosquitto's remote_password X, redis' requirepass X):
+    # alone on its line, with another directive line in the text
+    Rule("config-directive-password", 2,
+         _r(r"(?im)^[ \t]{0,16}(?P<k>[a-z_]{0,30}(?:pass(?:wd|word)?|pwd)|masterauth)[ \t]{1,16}(?P<s>[^\s\"'=:#][^\s]{3,200})[ \t]*$"),
+         ("pass", "pwd", "masterauth"), _directive_ok),
     # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
     Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok,
          starts=Starts(("-us",), "0123456789abcdef", 32)),
@@ -518,8 +525,11 @@ RULES: tuple[Rule, ...] = (
             + r"(?:--body|--value|--secret-string|--data|-b)(?:=|" + _SP1 + r")(?P<s>(?!-)" + _QV
             + "|(?![-<@])" + _BARE + ")"),
          ("secret",), _context_ok, starts=_AT_KEYWORD),
+    # the same in a tool call's JSON: {"command": "openssl rand -hex 32", "output": "<value>"}
+    Rule("tool-json-output", 2, _r(r"[\"'](?:command|cmd)[\"']"), ("\"command\"", "\"cmd\""), finder=tool_json_outputs),
     Rule("command-output", 2, _r(r"(?:\$|PS[^\n>]{0,200}>)[ \t]{1,4}[^\n]{1,300}\n"),
-         ("key", "secret", "token", "cred", "pass", "pw", "pgpass", "netrc", "pat"), finder=command_output),
+         ("key", "secret", "token", "cred", "pass", "pw", "pgpass", "netrc", "pat", "openssl rand", "pwgen", "/dev/urandom",
+          "/dev/random", "generate_key", "gen.secret"), finder=command_output),
     # "X" as the password, use X as my password: the keyword phrase is found first, the value before it
     Rule("password-prose-as", 2, _r(r"(?:as|is|for)[ \t]{1,16}[a-z]{0,4}[ \t]{0,16}(?:pass|pw|secret|token|api)"),
          ("pass", "pw", "secret", "token", "key"), finder=prose_as),
@@ -672,8 +682,8 @@ RULES: tuple[Rule, ...] = (
     # a header as a name/value pair (HAR files, fetch/axios configs): {"name": "Authorization", "value": "Basic …"}
     Rule("header-name-value", 2,
          _r(r"(?i)[\"']name[\"']" + _SP + ":" + _SP + r"[\"'](?:proxy-)?(?:authorization|cookie|set-cookie|x-api-key"
-            r"|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-functions-key)[\"']" + _SP + ","
-            + _SP + r"[\"']value[\"']" + _SP + ":" + _SP + r"[\"'](?:(?:Basic|Bearer|Token|Digest|Negotiate)"
+            r"|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|x-functions-key)[\"'][ \t\r\n]{0,40},"
+            + r"[ \t\r\n]{0,40}[\"']value[\"']" + _SP + ":" + _SP + r"[\"'](?:(?:Basic|Bearer|Token|Digest|Negotiate)"
             + _SP1 + r")?(?P<s>[^\"'\n]{6,4000})[\"']"), ("\"name\"", "'name'"), _context_ok,
          gate=_r(r"(?i)name[\"']" + _SP + ":" + _SP + r"[\"'](?:proxy-)?(?:authoriz|cookie|set-cookie|x-|api-key"
                  r"|private-token)")),
