@@ -26,7 +26,7 @@ pass ran, by another author; 110 families, 462 secrets, 250 negatives) is the bl
 FP on the rules before the fifth pass (6f0bb85), 0.920 / 7.6 % after it (be0f8a9), below both goals: that was its
 blind figure. The sixth pass (2026-12-08) read only the labels of its misses and changed negatives (family:kind:context;
 no text, no secret, no generator), wrote each kind as new cases of our own (tests/test_redact_kinds6.py) and fixed
-the rules by shape and context: 0.959 recall / 3.6 % FP after, so gen_heldout6 is half-tuned now (gen_heldout4 moved
+the rules by shape and context: 0.963 recall / 3.6 % FP after, so gen_heldout6 is half-tuned now (gen_heldout4 moved
 to 0.993 / 2.0 %, gen_heldout5 to 0.981 / 4.5 %). Only totals are printed here."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
 # gen_heldout2: 0.831 untuned when written, 0.909 after the second pass, 1.000 after the third (see above)
 FLOOR = {"gen_dev.jsonl": 1.0, "gen_heldout.jsonl": 1.0, "gen_heldout2.jsonl": 1.0,
          "gen_heldout3.jsonl": 0.98, "gen_heldout4.jsonl": 0.99,
-         "gen_heldout5.jsonl": 0.97, "gen_heldout6.jsonl": 0.95}
+         "gen_heldout5.jsonl": 0.97, "gen_heldout6.jsonl": 0.96}
 # false positives: at most 5 % (the goal; gen_heldout4 measured 9.5 % blind, 4.5 % after the fourth pass; gen_heldout5
 # 14.3 % blind, 4.5 % after the fifth; gen_heldout6 7.6 % blind, 3.6 % after the sixth)
 FP_CEILING: dict[str, float] = {}

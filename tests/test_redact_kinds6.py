@@ -19,6 +19,9 @@ B44 = "q3Z8vK2mLx7WtR9pN4cYb6Hs1Fj5Gd0Ae3Uo8Ii2Qw7="  # a made-up 32-byte base64
 WG = "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk="  # a made-up WireGuard-shaped key
 LTAI = "LTAI5tQ8xZr2Km9WvBn3Yp7d"  # a made-up Alibaba-shaped key id
 ALI = "q3Z8vK2mLx7WtR9pN4cYb6Hs1Fj5Gd"  # a made-up 30-character secret
+T24 = "Xq7pL2vR9mKz3Wb8Tn5Yc4Q1"  # a made-up token (24 alphanumerics)
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvcHMtYm90Iiwic2NvcGUiOiJkZXBsb3kifQ.k3Zq8vLx7WtR9pN4cYb6Hs1Fj5Gd0Ae3Uo8Ii2Qw7c"
+FLY = "FlyV1 fm2_lJPECAAAAAAAAMz6xBBsR3zQ8pL2vR9mKz3Wb8Tn5Yc4Q1wrVodHRwczovL2FwaS5mbHkuaW8vdjGW,fm2_lJPETq7pL2vR9mKz3Wb8"
 SEED = "ozone drill grab fiber curtain grace pudding thank cruise elder eight picnic"  # twelve words, made up
 
 
@@ -43,6 +46,8 @@ PASSWORDS = [
     (f"ok so the new db password, {P}, goes in the vault", P),
     (f"password for the staging db: {P}", P),
     (f"the passphrase's \"{P}\"", P),
+    (f"mera password hai {P}", P),
+    (f"server ka password ye hai: {P}", P),
 ]
 
 # keys and tokens in prose and code
@@ -64,6 +69,14 @@ KEYS = [
     (f'{{"content": "host: db.internal\\nport: 5432\\npassword: {P}\\n"}}', P),
     (f"INFO  Application key [base64:{B44}] set successfully.", B44),
     (f"php artisan key:generate --show\nbase64:{B44}", B44),
+    # an English key name in Japanese, Korean or Chinese prose, the particle after it and the prose glued on
+    (f"Datadog APP key は {H40} です", H40),
+    (f"GitHub webhook secret은 {T24}입니다", T24),
+    (f"API key を{H32}に変えました", H32),
+    (f"JWTは{JWT}です", JWT),
+    (f"アクセストークン：{JWT}", JWT),
+    (f"Slack signing secret — «{H32}»", H32),
+    (f"приватный ключ: «0x{H64}»", "0x" + H64),
 ]
 
 # tools' own ways of carrying a secret
@@ -85,6 +98,12 @@ TOOLS = [
     (f'MNEMONIC="{SEED}"', SEED),
     (f"cüzdan kurtarma ifadem: {SEED}", SEED),
     (f"my wallet's seed phrase is {SEED} — keep it offline", SEED),
+    ("recovery words: " + SEED.replace(" ", ", "), SEED.split()[5]),
+    ("Seed phrase\n" + "\n".join(SEED.split()), SEED.split()[7]),
+    (f"fly deploy \\\n  --access-token \"{FLY}\"", FLY.split()[1][:60]),
+    (f"curl -H \"Authorization: {FLY}\" https://api.machines.dev/v1/apps", FLY.split()[1][:60]),
+    ("Can't scan the QR code? Set up your authenticator app with this key: JBSW Y3DP EHPK 3PXP 4F7Q 2LMZ", "JBSW Y3DP EHPK 3PXP 4F7Q 2LMZ"),
+    ("2FA: enter the secret manually — k7qz m2x4 pv5d 3nbt", "k7qz m2x4 pv5d 3nbt"),
     (f'"headers": [\n  {{\n    "name": "authorization",\n    "value": "Basic {B44}"\n  }}\n]', B44),
     ("define( 'DB_PASSWORD', 'correct-horse-battery' );", "correct-horse-battery"),
     ("connection bridge-01\naddress broker.acme.io:8883\nremote_username bridge\nremote_password sunshine", "sunshine"),
@@ -148,6 +167,10 @@ LOOK_ALIKES = [
     "rsync: /srv/backups/auth_k3Zq8vLx7WtR9pN4cYb6Hs1Fj5Gd0Ae3/ failed",
     "removed directory '/tmp/secret-Xq7pL2vR9mKz3Wb8Tn5Yc4Q1wErTyU7/'",
     "password sunshine",
+    "JWT は署名付きのトークンです。有効期限は 15 分。",
+    "To set up 2FA, enter the code: SKIP THIS STEP FOR NOW",
+    "the seed phrase should be twelve words and the wallet will ask for them again later on",
+    "fm2_short",
     "password required\nretry later",
     # a command that neither names nor draws a secret
     '{"command": "git rev-parse HEAD", "output": "' + H40 + '"}',

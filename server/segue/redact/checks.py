@@ -711,6 +711,12 @@ def _directive_ok(value: str, m: re.Match[str], text: str) -> bool:
     return bool(others)
 
 
+def _totp_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """JBSW Y3DP EHPK 3PXP: base32 with digits among the letters (a row of words in capitals is not one)."""
+    core = value.replace(" ", "").replace("\t", "")
+    return any(c.isdigit() for c in core) and len(set(core)) >= 8 and _context_ok(core, m, text)
+
+
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:
     """htpasswd takes the password on the command line only with -b."""
     return "b" in m.group("f") and _context_ok(value, m, text)

@@ -830,12 +830,14 @@ def repl_echoes(text: str) -> list[Span]:
 # phrase, kurtarma ifadesi, 助记词); not Hardhat's and the test vectors' public stand-ins (test test … junk, abandon
 # abandon … about: a word or two repeated)
 SEED_WORDS = ("mnemonic", "seed", "phrase", "recovery", "bip39", "bip-39", "wallet", "助记词", "ifade", "tohum",
-              "kelime", "frase", "palabras", "mnémonique")
-_SEED_RUN_RE = LazyPattern(r"(?<![A-Za-z'-])[a-z]{3,8}(?:[ \t]{1,2}[a-z]{3,8}){11,23}(?![A-Za-z'-])")
-_SEED_NOT_WORDS = frozenset({"the", "and", "for", "you", "with", "that", "this", "are", "was", "not", "but", "have",
-                             "from", "they", "will", "can", "our", "your", "its", "has", "had", "his", "her", "who",
-                             "been", "were", "which", "when", "what", "there", "their", "then", "than", "into",
-                             "should", "would", "could", "does", "use", "using", "words", "phrase", "seed", "here"})
+              "kelime", "cümle", "anımsatıcı", "frase", "palabras", "mnémonique")
+# (words apart by blanks, a comma or a line break: a phrase copied from a wallet's grid)
+_SEED_RUN_RE = LazyPattern(r"(?<![A-Za-z'-])[a-z]{3,8}(?:(?:[ \t]{1,2}|,[ \t]{0,2}|\r?\n[ \t]{0,8})[a-z]{3,8}){11,23}"
+                           r"(?![A-Za-z'-])")
+# words no BIP-39 list holds (a sentence of short words is not a phrase)
+_SEED_NOT_WORDS = frozenset({"the", "and", "for", "with", "are", "was", "not", "but", "from", "your", "its", "has",
+                             "had", "his", "her", "who", "been", "were", "which", "when", "what", "their", "than",
+                             "into", "should", "would", "could", "does", "using", "words", "phrase", "seed"})
 
 
 def seed_phrases(text: str) -> list[Span]:

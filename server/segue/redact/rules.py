@@ -50,6 +50,7 @@ from segue.redact.checks import (
     _slack_ok,
     _sql_user_ok,
     _tier1_ok,
+    _totp_ok,
     _twilio_ok,
     _url_ok,
     _url_param_ok,
@@ -147,7 +148,7 @@ _SECRET_ANCHOR = recache.compile(r"(?i)secret|token|cred|auth|key|pass|pwd|pw|ps
 
 
 # "is" in the languages prompts are written in (the password ist/lautet/est/es/è … X)
-_COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será"
+_COPULAS = r"lautet|ist|est|era|es|è|é|är|er|jest|je|será|hai"  # (hai: Hinglish, "mera password hai X")
 _UUID_TAIL = r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
@@ -298,7 +299,8 @@ RULES: tuple[Rule, ...] = (
     Rule("quoted-literal", 2, _r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}"), whole_text=True, finder=quoted_literals,
          gate=_r(r"[\"'`][A-Za-z0-9+/=_.~-]{16}")),
     # --- tier 2: structure and context ----------------------------------------------------
-    Rule("jwt", 2, _r(r"\bey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
+    # (not \b: prose in Japanese or Chinese glues a word to it, and a kana is a word character)
+    Rule("jwt", 2, _r(r"(?<![A-Za-z0-9_-])ey[A-Za-z0-9]{17,2000}\.ey[A-Za-z0-9/\\_-]{17,8000}\.?(?:[A-Za-z0-9/\\_-]{10,2000}={0,2})?"),
          (".ey",), starts=Starts(("ey",))),
     Rule("url-credentials", 2,
          # the user part may be an e-mail address; the password runs to the last "@" before the host
@@ -588,6 +590,15 @@ RULES: tuple[Rule, ...] = (
     Rule("gcp-private-key-id", 2,
          _r(r"private_key_id\\?[\"']?[ \t]{0,3}[:=][ \t]{0,3}\\?[\"']?(?P<s>[0-9a-f]{40})(?![0-9a-zA-Z])"),
          ("private_key_id",), _context_ok),
+    # Fly.io macaroon tokens (fm1r_/fm1a_/fm2_ and base64, comma-joined), with their "FlyV1 " scheme when written
+    Rule("flyio-token", 1,
+         _r(r"(?:FlyV1[ \t]{1,4})?\bfm[12][ar]?_[A-Za-z0-9+/]{40,4000}={0,2}(?:,fm[12][ar]?_[A-Za-z0-9+/]{8,4000}={0,2})*"),
+         ("fm1r_", "fm1a_", "fm2_"), _tier1_ok),
+    # a TOTP seed typed in by hand: base32 in groups of four after an authenticator's words ("enter this key: JBSW Y3DP …")
+    Rule("totp-manual-key", 2,
+         _r(r"(?i)\b(?:setup[ \t]key|secret[ \t]key|key|secret|code|seed)\b[^\n]{0,40}?[:：]?[ \t]{0,4}[\"'`]?"
+            r"(?P<s>(?-i:[A-Z2-7]{4}(?:[ \t][A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?:[ \t][a-z2-7]{4}){3,15}))(?![A-Za-z0-9])"),
+         ("2fa", "totp", "mfa", "authenticator", "otp", "two-factor", "2-step"), _totp_ok),
     # Alibaba Cloud AccessKey ids (LTAI and 12-20 alphanumerics), and the 30-character secret passed right after one
     Rule("alibaba-access-key-id", 1, _r(r"\bLTAI[A-Za-z0-9]{12,20}\b"), ("ltai",), _aws_ok, starts=_AT_KEYWORD),
     Rule("alibaba-secret-after-key-id", 2,
@@ -625,11 +636,12 @@ RULES: tuple[Rule, ...] = (
     # "мой токен Vercel: X", "مفتاح Twilio: X", "the encryption key: X": a key's or token's name, a few words, a copula
     # or a colon, then a value that looks random (checks._key_prose_ok: what the words between say)
     Rule("key-prose-foreign", 2,
-         _r(r"(?i)(?<!\w)(?P<k>" + _KEY_NAMES_EN + r"|(?P<kf>" + _KEY_NAMES_INTL + r"))(?![\w-])(?P<mid>" + _MID_WORDS + r"{0,6}?)"
+         _r(r"(?i)(?<!\w)(?P<k>(?:" + _KEY_NAMES_EN + r")(?![A-Za-z0-9_-])|(?P<kf>" + _KEY_NAMES_INTL + r")(?![\w-]))(?P<mid>" + _MID_WORDS + r"{0,6}?)"
             + r"(?:" + _SPN1 + r"(?(kf)(?:" + _KEY_COPULAS + r")|(?:" + _KEY_COPULAS_EN + r"))(?![\w'])" + _SPN + r"[:：]?|" + _SPN + r"(?:[:=](?=[ \t\u00a0\u202f])"
-            + r"|[：是为為])|(?(kf)(?=" + _SPN1 + _DIGIT_AHEAD + r")|(?!)))" + _SPN
+            + r"|[：是为為はがを는은])|(?(kf)(?=" + _SPN1 + _DIGIT_AHEAD + r")|(?!)))" + _SPN
             # (8+ characters, not a lower-case word: what _key_prose_ok would refuse anyway, refused here cheaply)
-            + r"(?=\S{8})(?![a-z.:,;!?()-]{0,200}(?:\s|$))(?P<s>" + _QV + "|" + _BARE + ")"),
+            # (a key is ASCII: the value stops where the prose goes on glued to it, "…입니다", "…です", or a quote «…»)
+            + r"[«「『“‘]?(?=\S{8})(?![a-z.:,;!?()-]{0,200}(?:\s|$))(?P<s>" + _QV + r"|[!#-&(-_a-~]{8,200}(?=[^\x00-\x7f])|" + _BARE + ")"),
          ("token", "secret", "key", "pat", *(w for w in _KEY_NAMES_INTL.split("|") if w != "anahtarı")), _key_prose_ok,
          starts=_AT_KEYWORD),
     # "hasło to X", "мой пароль X", "пароль от базы — X", "şifrem X", "كلمة المرور هي X", "मेरा पासवर्ड X है",
