@@ -48,6 +48,8 @@ PASSWORDS = [
     (f"the passphrase's \"{P}\"", P),
     (f"mera password hai {P}", P),
     (f"server ka password ye hai: {P}", P),
+    (f"a senha do Wi-Fi é {P}", P),
+    (f"senha do banco: {P}", P),
 ]
 
 # keys and tokens in prose and code
@@ -151,6 +153,9 @@ LOOK_ALIKES = [
     "La password: vedi il vault, voce \"db/prod\".",
     "A senha: veja o cofre do 1Password, item \"db-prod\".",
     "a senha é a mesma do ambiente de staging",
+    "la password è lunga almeno 16 caratteri, con numeri e simboli (es. #, $, %).",
+    "Troquei a senha do Wi-Fi ontem; a nova está no papel da geladeira.",
+    "esqueci minha senha do e-mail, preciso redefinir pelo link",
     # a public key printed, a key generator's public half, Hardhat's documented account, stand-in seed phrases
     "$ wg pubkey < privatekey\n" + WG,
     'accounts: ["0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"]',

@@ -87,6 +87,11 @@ _STATE_WORDS = frozenset({
     "quella", "quello", "questa", "stessa", "stesso", "solita", "vedi", "veja", "ver", "consulte", "nel", "nella",
     "mesma", "mesmo", "na", "no", "salvata", "memorizzata", "salva", "armazenada", "guardada", "definida", "nuova",
     "nova", "cambiata", "alterada", "generata", "gerada",
+    # and what it is like ("la password è lunga almeno 16 caratteri")
+    "lunga", "lungo", "corta", "corto", "longa", "curta", "debole", "fraca", "semplice", "simples", "complessa",
+    "complexa", "facile", "fácil", "difficile", "difícil", "vecchia", "antiga", "temporanea", "temporária",
+    "provisória", "uguale", "igual", "diversa", "diferente", "obbligatoria", "necessaria", "necessária", "richiesta",
+    "cifrata", "criptografada",
 })
 # a secret's name made of plain words (db-password, github_token): what --secret=… names, not a value
 _SECRET_NAME_RE = recache.compile(
@@ -715,6 +720,20 @@ def _totp_ok(value: str, m: re.Match[str], text: str) -> bool:
     """JBSW Y3DP EHPK 3PXP: base32 with digits among the letters (a row of words in capitals is not one)."""
     core = value.replace(" ", "").replace("\t", "")
     return any(c.isdigit() for c in core) and len(set(core)) >= 8 and _context_ok(core, m, text)
+
+
+# the word before a value with no copula that makes it the password's object, not its value ("senha do Wi-Fi")
+_PW_PREPOSITIONS = frozenset({"de", "do", "da", "dos", "das", "del", "di", "della", "dello", "du", "des", "von", "vom",
+                              "der", "für", "for", "of", "от", "для", "dla", "van", "voor", "för", "på", "untuk",
+                              "của", "cho", "için"})
+
+
+def _intl_prose_ok(value: str, m: re.Match[str], text: str) -> bool:
+    """"пароль от сервера X", "senha do banco: X": right after a preposition the word is what the password is for."""
+    before = text[m.start() : m.start("s")].split()
+    if len(before) > 1 and before[-1].lower() in _PW_PREPOSITIONS:
+        return False
+    return _prose_value_ok(value, m, text)
 
 
 def _htpasswd_ok(value: str, m: re.Match[str], text: str) -> bool:

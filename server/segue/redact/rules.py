@@ -34,6 +34,7 @@ from segue.redact.checks import (
     _generic_ok,
     _hardhat_ok,
     _htpasswd_ok,
+    _intl_prose_ok,
     _key_prose_ok,
     _keyed,
     _named_value_ok,
@@ -653,7 +654,7 @@ RULES: tuple[Rule, ...] = (
             + r"(?P<s>(?!-)" + _QV + "|(?![-(<])" + _BARE + ")"),
          ("hasło", "hasła", "haslo", "парол", "şifre", "parola", "mdp", "كلمة", "पासवर्ड", "mot de passe",
           "contraseña", "senha", "passwort", "wachtwoord", "kennwort", "lösenord", "sandi", "mật khẩu", "mat khau"),
-         _prose_value_ok, starts=_AT_KEYWORD),
+         _intl_prose_ok, starts=_AT_KEYWORD),
     # a user and a password as one path-like pair: "login with root/X", "ssh as deploy / X"
     Rule("login-user-slash-password", 2,
          _r(r"(?i)\b(?:log[ -]?in|logged in|sign[ -]?in|ssh|connect(?:ed)?|auth(?:enticate)?)" + _SP1
