@@ -27,7 +27,10 @@ FP on the rules before the fifth pass (6f0bb85), 0.920 / 7.6 % after it (be0f8a9
 blind figure. The sixth pass (2026-12-08) read only the labels of its misses and changed negatives (family:kind:context;
 no text, no secret, no generator), wrote each kind as new cases of our own (tests/test_redact_kinds6.py) and fixed
 the rules by shape and context: 0.963 recall / 3.6 % FP after, so gen_heldout6 is half-tuned now (gen_heldout4 moved
-to 0.993 / 2.0 %, gen_heldout5 to 0.981 / 4.5 %). Only totals are printed here."""
+to 0.993 / 2.0 %, gen_heldout5 to 0.981 / 4.5 %). gen_heldout7.jsonl (generate_heldout7.py, written blind on
+2026-12-08 the same way while the sixth pass ran; 108 families, 481 secrets mostly inside multi-line tool output and
+file dumps, 258 negatives) is the blind figure now: 0.967 recall / 9.3 % FP before the sixth pass (fee0590), 0.969 /
+7.4 % after its rounds (13bbb17). Nobody has read its rows or labels. Only totals are printed here."""
 
 from __future__ import annotations
 
@@ -60,17 +63,18 @@ def score(name: str) -> tuple[float, float, list[dict], list[dict]]:
 # gen_heldout2: 0.831 untuned when written, 0.909 after the second pass, 1.000 after the third (see above)
 FLOOR = {"gen_dev.jsonl": 1.0, "gen_heldout.jsonl": 1.0, "gen_heldout2.jsonl": 1.0,
          "gen_heldout3.jsonl": 0.98, "gen_heldout4.jsonl": 0.99,
-         "gen_heldout5.jsonl": 0.97, "gen_heldout6.jsonl": 0.96}
+         "gen_heldout5.jsonl": 0.97, "gen_heldout6.jsonl": 0.96, "gen_heldout7.jsonl": 0.96}
 # false positives: at most 5 % (the goal; gen_heldout4 measured 9.5 % blind, 4.5 % after the fourth pass; gen_heldout5
 # 14.3 % blind, 4.5 % after the fifth; gen_heldout6 7.6 % blind, 3.6 % after the sixth)
-FP_CEILING: dict[str, float] = {}
+# gen_heldout7: 7.4 % blind after the sixth pass, above the goal: held to that until a pass looks at it
+FP_CEILING: dict[str, float] = {"gen_heldout7.jsonl": 0.075}
 
 
 @pytest.mark.parametrize("name,show", [("gen_dev.jsonl", True), ("gen_heldout.jsonl", False),
                                        ("gen_heldout2.jsonl", False), ("gen_heldout3.jsonl", False),
                                        ("gen_heldout4.jsonl", False), ("gen_heldout5.jsonl", False),
-                                       ("gen_heldout6.jsonl", False)],
-                         ids=["dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6"])
+                                       ("gen_heldout6.jsonl", False), ("gen_heldout7.jsonl", False)],
+                         ids=["dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"])
 def test_generated_corpus(name: str, show: bool) -> None:
     recall, fp, missed, changed = score(name)
     rows = _load(name)
@@ -109,8 +113,8 @@ def test_second_heldout_corpus_is_well_formed_and_new() -> None:
         assert r.redact(once) == (once, 0), x["source"]
 
 
-@pytest.mark.parametrize("n,pos,neg", [(4, 450, 200), (5, 420, 220), (6, 460, 250)],
-                         ids=["heldout4", "heldout5", "heldout6"])
+@pytest.mark.parametrize("n,pos,neg", [(4, 450, 200), (5, 420, 220), (6, 460, 250), (7, 480, 255)],
+                         ids=["heldout4", "heldout5", "heldout6", "heldout7"])
 def test_later_heldout_corpora_are_well_formed_new_and_redacted_idempotently(n: int, pos: int, neg: int) -> None:
     held = _load(f"gen_heldout{n}.jsonl")
     assert sum(x["secret"] is not None for x in held) >= pos and sum(x["secret"] is None for x in held) >= neg
