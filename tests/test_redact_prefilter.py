@@ -75,6 +75,8 @@ def _samples(rng: random.Random) -> list[str]:
         "the password's " + rand(alnum, 10) + "#", "mongosh -u admin -p " + rand(alnum, 12),
         "echo 'db:5432:app:ops:" + rand(alnum, 12) + "' >> ~/.pgpass", "LTAI" + rand(alnum, 20),
         "mật khẩu là " + rand(alnum, 10) + "!", "Linode PAT: " + rand(hexd, 64),
+        "port 1883\n  remote_password " + rand("abcdefghijklmnopqrstuvwxyz", 10) + "\nlog_type all",
+        "cf(email=e, key='" + rand(hexd, 37) + "') # cloudflare",
     ]
 
 

@@ -428,7 +428,8 @@ RULES: tuple[Rule, ...] = (
     # alone on its line, with another directive line in the text
     Rule("config-directive-password", 2,
          _r(r"(?im)^[ \t]{0,16}(?P<k>[a-z_]{0,30}(?:pass(?:wd|word)?|pwd)|masterauth)[ \t]{1,16}(?P<s>[^\s\"'=:#][^\s]{3,200})[ \t]*$"),
-         ("pass", "pwd", "masterauth"), _directive_ok),
+         ("pass", "pwd", "masterauth"), _directive_ok,
+         starts=Starts((), " \tabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", 46)),
     # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
     Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok,
          starts=Starts(("-us",), "0123456789abcdef", 32)),
@@ -586,7 +587,7 @@ RULES: tuple[Rule, ...] = (
     # Cloudflare's Global API Key: 37 hex (no digest is that long), as a key's value where Cloudflare is named
     Rule("cloudflare-global-key", 2,
          _r(r"(?i)key[\"']?" + _SP + r"[:=,]" + _SP + r"[\"']?(?P<s>[0-9a-f]{37})(?![0-9a-z])"), ("key",), _cloudflare_ok,
-         gate=_r(r"[:=,][ \t]{0,16}[\"']?[0-9a-f]{37}")),
+         starts=_AT_KEYWORD),
     # a Google service account's private_key_id (40 hex) beside its key, in its JSON (JSON-escaped too)
     Rule("gcp-private-key-id", 2,
          _r(r"private_key_id\\?[\"']?[ \t]{0,3}[:=][ \t]{0,3}\\?[\"']?(?P<s>[0-9a-f]{40})(?![0-9a-zA-Z])"),
