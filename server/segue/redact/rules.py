@@ -428,8 +428,7 @@ RULES: tuple[Rule, ...] = (
     # alone on its line, with another directive line in the text
     Rule("config-directive-password", 2,
          _r(r"(?im)^[ \t]{0,16}(?P<k>[a-z_]{0,30}(?:pass(?:wd|word)?|pwd)|masterauth)[ \t]{1,16}(?P<s>[^\s\"'=:#][^\s]{3,200})[ \t]*$"),
-         ("pass", "pwd", "masterauth"), _directive_ok,
-         starts=Starts((), " \tabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", 46)),
+         ("pass", "pwd", "masterauth"), _directive_ok),  # (no starts: one ^ scan costs less than a try per "pass")
     # --- tier 2: credentials handed to APIs, tools and code (issue 12) ---------------------------
     Rule("mailchimp-key", 1, _r(r"\b[0-9a-f]{32}-us\d{1,2}\b"), ("-us",), _tier1_ok,
          starts=Starts(("-us",), "0123456789abcdef", 32)),
