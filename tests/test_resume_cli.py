@@ -12,12 +12,8 @@ import pytest
 
 from segue import cli
 from segue.resume import Plan
+from tests.test_list_cli import Tty
 from tests.test_listing import DirReader, dir_reader  # noqa: F401  (the fixture)
-
-
-class Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
 
 
 @pytest.fixture

@@ -99,8 +99,8 @@ def home_relative(path: str | None) -> str:
 
 def short_ids(every: Iterable[str], shown: Iterable[str], least: int = SHORT_ID) -> dict[str, str]:
     """Each id of `shown` cut to its shortest prefix (at least `least` characters) that no other id of `every`
-    begins with, the way git abbreviates commits: what `segue resume <prefix>` takes. An id two runtimes share
-    stays whole (the reference then needs its runtime, `codex:<id>`)."""
+    begins with, the way git abbreviates commits: what `segue resume <prefix>` takes. (An id two runtimes share is
+    ambiguous however long it is shown: its reference needs the runtime, `codex:<id>`.)"""
     wanted = list(dict.fromkeys(shown))
     heads = {sid[:least] for sid in wanted}
     # only an id that begins as a shown one does can make its abbreviation longer than `least`
